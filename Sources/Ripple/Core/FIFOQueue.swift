@@ -1,0 +1,38 @@
+/// A first-in, first-out queue with O(1) amortized `append` and `popFirst`.
+///
+/// Ripple keeps no package dependencies, so swift-collections' `Deque` is not available;
+/// `Array.removeFirst()` is O(n). This queue keeps a head index into an array and
+/// compacts once the consumed prefix outweighs the rest. An empty queue allocates nothing,
+/// which keeps the uncontended send path allocation-free.
+struct FIFOQueue<Element> {
+    private var storage: ContiguousArray<Element?> = []
+    private var head = 0
+
+    var isEmpty: Bool { head == storage.count }
+    var count: Int { storage.count - head }
+
+    mutating func append(_ element: Element) {
+        storage.append(element)
+    }
+
+    mutating func popFirst() -> Element? {
+        guard head < storage.count else { return nil }
+        let element = storage[head].take()
+        head += 1
+        if head == storage.count {
+            storage.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 32 && head * 2 >= storage.count {
+            storage.removeFirst(head)
+            head = 0
+        }
+        return element
+    }
+
+    /// Empties the queue and hands back what it held, so the caller can release it
+    /// after unlocking.
+    mutating func removeAll() -> ContiguousArray<Element?> {
+        defer { storage = []; head = 0 }
+        return storage
+    }
+}

@@ -1,0 +1,97 @@
+/// A cold signal: runs its subscribe closure once for each subscription (RAC's dynamic signal).
+///
+/// Subscribing creates a compound disposable and a passthrough subscriber, runs the
+/// closure with the passthrough, and adds the disposable the closure returns to the
+/// compound. The passthrough forwards only while the compound is not disposed; a
+/// terminal event disposes it, so the closure's cleanup runs exactly once however the
+/// subscription ends.
+///
+///     let s = Signal<Int> { subscriber in
+///         subscriber.sendNext(1)
+///         subscriber.sendCompleted()
+///         return ActionDisposable { print("cleaned up") }
+///     }
+///     s.subscribeNext { print($0) }   // prints 1, then "cleaned up"
+///
+/// The closure need not be `@Sendable`: Ripple serializes what it delivers, and the
+/// closure runs on the thread that subscribes unless `subscribe(on:)` says otherwise.
+public final class Signal<Value>: SignalProtocol, @unchecked Sendable {
+    /// The closure run for every subscription.
+    public typealias Producer = (any SubscriberProtocol<Value>) -> (any Disposable)?
+
+    private let producer: Producer
+
+    /// Creates a cold signal from a subscribe closure (RAC's `createSignal:`).
+    ///
+    /// - Parameter producer: Runs once per subscription with a subscriber to send to;
+    ///   returns what to dispose when the subscription ends, or nil.
+    public init(_ producer: @escaping Producer) {
+        self.producer = producer
+    }
+
+    /// Runs the subscribe closure for `subscriber` and returns the subscription's
+    /// compound disposable.
+    @discardableResult
+    public func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
+        let compound = CompoundDisposable()
+        if let owned = subscriber as? Subscriber<Value> {
+            compound.add(owned)
+        }
+        let passthrough = PassthroughSubscriber(forwardingTo: subscriber, disposable: compound)
+        compound.add(producer(passthrough))
+        return compound
+    }
+}
+
+extension Signal {
+    /// A signal that sends `value`, then completes (RAC's `return:`).
+    ///
+    ///     Signal.just(1)   // -1|
+    public static func just(_ value: Value) -> Signal<Value> {
+        Signal { subscriber in
+            subscriber.sendNext(value)
+            subscriber.sendCompleted()
+            return nil
+        }
+    }
+
+    /// A signal that completes at once, sending nothing.
+    public static var empty: Signal<Value> {
+        Signal { subscriber in
+            subscriber.sendCompleted()
+            return nil
+        }
+    }
+
+    /// A signal that never sends anything, not even a terminal event.
+    public static var never: Signal<Value> {
+        Signal { _ in nil }
+    }
+
+    /// A signal that fails at once with `error`.
+    ///
+    ///     Signal<Int>.error(MyError.boom)   // #
+    public static func error(_ error: any Error) -> Signal<Value> {
+        Signal { subscriber in
+            subscriber.sendError(error)
+            return nil
+        }
+    }
+
+    /// A signal that sends each element of `sequence` in order, then completes.
+    ///
+    /// It stops early, without completing, when the subscription is disposed during
+    /// the loop.
+    ///
+    ///     Signal.from([1, 2, 3])   // (123|)
+    public static func from<S: Sequence>(_ sequence: S) -> Signal<Value> where S.Element == Value {
+        Signal { subscriber in
+            for element in sequence {
+                if subscriber.isDisposed { return nil }
+                subscriber.sendNext(element)
+            }
+            subscriber.sendCompleted()
+            return nil
+        }
+    }
+}

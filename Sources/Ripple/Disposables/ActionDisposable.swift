@@ -1,0 +1,51 @@
+import Synchronization
+
+/// Runs an action once, on the first `dispose()` (RAC's `RACDisposable`, SwiftSignalKit's `ActionDisposable`).
+///
+/// Later calls, from any thread, do nothing; the action is released after it runs. Unlike
+/// SwiftSignalKit, deinitializing an undisposed `ActionDisposable` does not run the action:
+/// wrap it in `scoped()` for that.
+///
+///     let d = ActionDisposable { print("cancelled") }
+///     d.dispose()   // prints "cancelled"
+///     d.dispose()   // nothing
+public final class ActionDisposable: Disposable, @unchecked Sendable {
+    /// Guarded by `state`; nil once disposed.
+    private struct State: @unchecked Sendable {
+        var action: (() -> Void)?
+        var isDisposed = false
+    }
+
+    private let state: Mutex<State>
+
+    /// Creates a disposable that runs `action` when first disposed.
+    public init(_ action: @escaping () -> Void) {
+        state = Mutex(State(action: action))
+    }
+
+    /// Creates a disposable with no action: a cancellation flag.
+    public init() {
+        state = Mutex(State(action: nil))
+    }
+
+    public var isDisposed: Bool {
+        state.withLock { $0.isDisposed }
+    }
+
+    public func dispose() {
+        let action: (() -> Void)? = state.withLock { state in
+            if state.isDisposed { return nil }
+            state.isDisposed = true
+            defer { state.action = nil }
+            return state.action
+        }
+        action?()
+    }
+}
+
+/// A cancellation flag for scheduled work: one atomic, no closure.
+final class CancellationFlag: Disposable {
+    private let flag = Atomic<Bool>(false)
+    var isDisposed: Bool { flag.load(ordering: .acquiring) }
+    func dispose() { flag.store(true, ordering: .releasing) }
+}

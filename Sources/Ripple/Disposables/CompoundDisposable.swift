@@ -1,0 +1,67 @@
+import Synchronization
+
+/// Owns a group of disposables and disposes them all at once (RAC's `RACCompoundDisposable`).
+///
+/// Each subscription of a cold signal has one: it holds what the subscribe closure
+/// returned and everything the subscription started. Children are disposed in the order
+/// they were added, outside the lock, exactly once. Adding to a compound that is already
+/// disposed disposes the new child at once.
+///
+///     let bag = CompoundDisposable()
+///     bag.add(a); bag.add(b)
+///     bag.dispose()        // disposes a, then b
+///     bag.add(c)           // c is disposed at once
+public final class CompoundDisposable: Disposable, @unchecked Sendable {
+    private struct State {
+        var children: [any Disposable] = []
+        var isDisposed = false
+    }
+
+    private let state: Mutex<State>
+    /// Mirrors `state.isDisposed` for lock-free reads on the send path; written under the lock.
+    private let disposedFlag = Atomic<Bool>(false)
+
+    /// Creates a compound that owns `disposables`.
+    public init(_ disposables: [any Disposable] = []) {
+        state = Mutex(State(children: disposables))
+    }
+
+    public var isDisposed: Bool {
+        disposedFlag.load(ordering: .acquiring)
+    }
+
+    /// Adds `disposable` (nil is ignored); if the compound is already disposed, disposes it at once.
+    ///
+    /// - Returns: `true` when the compound keeps it, `false` when it was disposed at once.
+    @discardableResult
+    public func add(_ disposable: (any Disposable)?) -> Bool {
+        guard let disposable else { return true }
+        let kept = state.withLock { state in
+            if state.isDisposed { return false }
+            state.children.append(disposable)
+            return true
+        }
+        if !kept { disposable.dispose() }
+        return kept
+    }
+
+    /// Removes `disposable` without disposing it (compared by identity).
+    public func remove(_ disposable: any Disposable) {
+        let removed: (any Disposable)? = state.withLock { state in
+            guard let index = state.children.lastIndex(where: { $0 === disposable }) else { return nil }
+            return state.children.remove(at: index)
+        }
+        _ = removed  // released outside the lock
+    }
+
+    public func dispose() {
+        let children: [any Disposable] = state.withLock { state in
+            if state.isDisposed { return [] }
+            state.isDisposed = true
+            disposedFlag.store(true, ordering: .releasing)
+            defer { state.children = [] }
+            return state.children
+        }
+        for child in children { child.dispose() }
+    }
+}

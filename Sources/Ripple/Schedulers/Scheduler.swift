@@ -1,0 +1,66 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Decides where and when work runs: at once, on a serial queue, in the background, or on virtual time.
+///
+/// Disposing the returned disposable before the action starts means it never runs.
+/// Recursive scheduling (an action that schedules the next one) never grows the stack.
+///
+///     let d = scheduler.schedule(after: .milliseconds(100)) { print("later") }
+///     d.dispose()   // cancelled: nothing is printed
+public protocol Scheduler: AnyObject, Sendable {
+    /// Runs `action` as soon as the scheduler allows.
+    @discardableResult
+    func schedule(_ action: @escaping @Sendable () -> Void) -> any Disposable
+    /// Runs `action` once `delay` has passed on the scheduler's clock.
+    @discardableResult
+    func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> any Disposable
+}
+
+/// Where the current code is running.
+public enum Schedulers {
+    /// The scheduler running the current action, or nil outside any scheduler's action.
+    ///
+    /// Set for the duration of every action a Ripple scheduler runs, including
+    /// `ImmediateScheduler`'s; it is per thread.
+    ///
+    ///     SerialQueueScheduler(label: "db").schedule {
+    ///         Schedulers.current   // that scheduler
+    ///     }
+    public static var current: (any Scheduler)? {
+        guard let pointer = pthread_getspecific(currentSchedulerKey) else { return nil }
+        return Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue() as? any Scheduler
+    }
+
+    /// Runs `body` with `scheduler` as `Schedulers.current` on this thread, then restores the previous one.
+    static func run<T>(as scheduler: any Scheduler, _ body: () throws -> T) rethrows -> T {
+        let previous = pthread_getspecific(currentSchedulerKey)
+        pthread_setspecific(currentSchedulerKey, Unmanaged.passUnretained(scheduler as AnyObject).toOpaque())
+        defer { pthread_setspecific(currentSchedulerKey, previous) }
+        return try body()
+    }
+}
+
+/// The thread-specific slot holding the running scheduler, unretained: the scheduler
+/// outlives the action it runs.
+private let currentSchedulerKey: pthread_key_t = {
+    var key = pthread_key_t()
+    let status = pthread_key_create(&key, nil)
+    precondition(status == 0, "Ripple: pthread_key_create failed with \(status)")
+    return key
+}()
+
+extension Duration {
+    /// The duration in whole nanoseconds, clamped to 0 and to `Int.max`.
+    var clampedNanoseconds: Int {
+        let (seconds, attoseconds) = components
+        if seconds < 0 || (seconds == 0 && attoseconds <= 0) { return 0 }
+        if seconds >= Int64(Int.max / 1_000_000_000) { return Int.max }
+        return Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+    }
+}

@@ -1,0 +1,88 @@
+import Synchronization
+
+/// A scheduler on virtual time, for tests: nothing runs until told to.
+///
+/// `now` starts at zero and moves only with `advance(by:)`, `advance(to:)` and `run()`.
+/// Actions due at the same virtual time run in the order they were scheduled; an action
+/// scheduled for "now" from inside a running action runs in the same advance. It may be
+/// driven and scheduled on from any thread.
+///
+///     let clock = TestScheduler()
+///     clock.schedule(after: .milliseconds(20)) { print("b") }
+///     clock.schedule(after: .milliseconds(10)) { print("a") }
+///     clock.advance(by: .milliseconds(15))   // a
+///     clock.run()                            // b; clock.now == 20 ms
+public final class TestScheduler: Scheduler, @unchecked Sendable {
+    private struct State {
+        var now: Duration = .zero
+        var nextSequence: UInt64 = 0
+        var queue = VirtualTimeQueue()
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates a virtual clock at time zero.
+    public init() {}
+
+    /// The virtual time since the scheduler was created.
+    public var now: Duration {
+        state.withLock { $0.now }
+    }
+
+    /// How many actions are waiting (including cancelled ones not yet reached).
+    public var pendingCount: Int {
+        state.withLock { $0.queue.count }
+    }
+
+    @discardableResult
+    public func schedule(_ action: @escaping @Sendable () -> Void) -> any Disposable {
+        schedule(after: .zero, action)
+    }
+
+    @discardableResult
+    public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> any Disposable {
+        let flag = CancellationFlag()
+        state.withLock { state in
+            let due = state.now + max(delay, .zero)
+            state.queue.insert(.init(due: due, sequence: state.nextSequence, action: action, flag: flag))
+            state.nextSequence += 1
+        }
+        return flag
+    }
+
+    /// Moves the clock forward by `interval`, running every action due by then in order.
+    public func advance(by interval: Duration) {
+        advance(to: now + interval)
+    }
+
+    /// Moves the clock to `time` (never backwards), running every action due by then in order.
+    public func advance(to time: Duration) {
+        while let action = nextAction(dueBy: time) {
+            Schedulers.run(as: self, action)
+        }
+        state.withLock { state in
+            if state.now < time { state.now = time }
+        }
+    }
+
+    /// Runs every pending action, including those they schedule, advancing the clock to each one's due time.
+    public func run() {
+        while let action = nextAction(dueBy: nil) {
+            Schedulers.run(as: self, action)
+        }
+    }
+
+    /// Pops the next live action due by `limit` (any, when nil) and moves the clock to its due time.
+    private func nextAction(dueBy limit: Duration?) -> (@Sendable () -> Void)? {
+        state.withLock { state in
+            while let first = state.queue.first {
+                if let limit, first.due > limit { return nil }
+                _ = state.queue.popFirst()
+                if first.flag.isDisposed { continue }
+                if state.now < first.due { state.now = first.due }
+                return first.action
+            }
+            return nil
+        }
+    }
+}

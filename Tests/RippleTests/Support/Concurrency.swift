@@ -1,0 +1,45 @@
+import Foundation
+import Synchronization
+
+/// Runs `body` on `threads` real threads that start together (after a barrier), and
+/// returns when all have finished.
+func runConcurrently(threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let ready = Atomic<Int>(0)
+    let done = DispatchGroup()
+    for index in 0..<threads {
+        done.enter()
+        let thread = Thread {
+            ready.add(1, ordering: .relaxed)
+            while ready.load(ordering: .relaxed) < threads { }  // barrier: start together
+            body(index)
+            done.leave()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    done.wait()
+}
+
+/// Waits (blocking, up to `timeout` seconds) until `condition` holds; returns whether it did.
+@discardableResult
+func waitUntil(timeout: Double = 10, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while !condition() {
+        if Date() > deadline { return false }
+        usleep(200)
+    }
+    return true
+}
+
+/// Detects overlapping callbacks: `enter` fails the check if another thread is inside.
+final class OverlapDetector: @unchecked Sendable {
+    private let inside = Atomic<Int>(0)
+    private let overlaps = Atomic<Int>(0)
+    var overlapCount: Int { overlaps.load(ordering: .relaxed) }
+    func enter() {
+        if inside.add(1, ordering: .acquiringAndReleasing).newValue > 1 {
+            overlaps.add(1, ordering: .relaxed)
+        }
+    }
+    func leave() { inside.subtract(1, ordering: .acquiringAndReleasing) }
+}

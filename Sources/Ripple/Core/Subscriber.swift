@@ -1,4 +1,4 @@
-import Synchronization
+
 
 /// A subscriber built from closures (RAC's `RACSubscriber`).
 ///
@@ -37,7 +37,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
         var pending = FIFOQueue<Event<Value>>()
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
 
     /// Creates a subscriber; every closure is optional.
     public init(
@@ -45,7 +45,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
         error: ((any Error) -> Void)? = nil,
         completed: (() -> Void)? = nil
     ) {
-        state = Mutex(State(callbacks: Callbacks(next: next, error: error, completed: completed)))
+        state = Lock(State(callbacks: Callbacks(next: next, error: error, completed: completed)))
     }
 
     /// Whether the subscriber takes no more events: it was disposed or received a terminal event.

@@ -16,16 +16,16 @@ public final class ActionDisposable: Disposable, @unchecked Sendable {
         var isDisposed = false
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
 
     /// Creates a disposable that runs `action` when first disposed.
     public init(_ action: @escaping () -> Void) {
-        state = Mutex(State(action: action))
+        state = Lock(State(action: action))
     }
 
     /// Creates a disposable with no action: a cancellation flag.
     public init() {
-        state = Mutex(State(action: nil))
+        state = Lock(State(action: nil))
     }
 
     public var isDisposed: Bool {

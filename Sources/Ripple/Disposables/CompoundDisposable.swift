@@ -17,13 +17,13 @@ public final class CompoundDisposable: Disposable, @unchecked Sendable {
         var isDisposed = false
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
     /// Mirrors `state.isDisposed` for lock-free reads on the send path; written under the lock.
     private let disposedFlag = Atomic<Bool>(false)
 
     /// Creates a compound that owns `disposables`.
     public init(_ disposables: [any Disposable] = []) {
-        state = Mutex(State(children: disposables))
+        state = Lock(State(children: disposables))
     }
 
     public var isDisposed: Bool {

@@ -1,4 +1,4 @@
-import Synchronization
+
 
 /// Holds one disposable per key (SwiftSignalKit's `DisposableDict`).
 ///
@@ -15,7 +15,7 @@ public final class KeyedDisposable<Key: Hashable & Sendable>: Disposable, @unche
         var isDisposed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// Creates an empty keyed disposable.
     public init() {}

@@ -1,4 +1,4 @@
-import Synchronization
+
 
 /// Holds one replaceable disposable (RAC's `RACSerialDisposable`, SwiftSignalKit's `MetaDisposable`).
 ///
@@ -16,11 +16,11 @@ public final class SerialDisposable: Disposable, @unchecked Sendable {
         var isDisposed = false
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
 
     /// Creates a serial disposable holding `disposable`.
     public init(_ disposable: (any Disposable)? = nil) {
-        state = Mutex(State(current: disposable))
+        state = Lock(State(current: disposable))
     }
 
     public var isDisposed: Bool {

@@ -46,7 +46,7 @@ final class DeliveryRelay<Value>: SubscriberProtocol, Disposable, @unchecked Sen
 
     private let downstream: any SubscriberProtocol<Value>
     private let scheduler: any Scheduler
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     init(to downstream: any SubscriberProtocol<Value>, on scheduler: any Scheduler) {
         self.downstream = downstream

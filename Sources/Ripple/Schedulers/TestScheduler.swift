@@ -1,4 +1,4 @@
-import Synchronization
+
 
 /// A scheduler on virtual time, for tests: nothing runs until told to.
 ///
@@ -19,7 +19,7 @@ public final class TestScheduler: Scheduler, @unchecked Sendable {
         var queue = VirtualTimeQueue()
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// Creates a virtual clock at time zero.
     public init() {}

@@ -10,7 +10,7 @@ func runConcurrently(threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
         done.enter()
         let thread = Thread {
             ready.add(1, ordering: .relaxed)
-            while ready.load(ordering: .relaxed) < threads { }  // barrier: start together
+            while ready.load(ordering: .relaxed) < threads { sched_yield() }  // barrier: start together
             body(index)
             done.leave()
         }

@@ -1,0 +1,176 @@
+import Testing
+@testable import Ripple
+
+@Suite struct DisposableTests {
+    @Test func actionDisposableRunsItsActionOnceOnFirstDispose() {
+        var runs = 0
+        let d = ActionDisposable { runs += 1 }
+        #expect(!d.isDisposed)
+        d.dispose()
+        d.dispose()
+        #expect(runs == 1)
+        #expect(d.isDisposed)
+    }
+
+    @Test func compoundDisposesEveryChildInOrderOnce() {
+        var log: [String] = []
+        let a = ActionDisposable { log.append("a") }
+        let b = ActionDisposable { log.append("b") }
+        let compound = CompoundDisposable([a])
+        compound.add(b)
+        compound.dispose()
+        compound.dispose()
+        #expect(log == ["a", "b"])
+        #expect(a.isDisposed && b.isDisposed && compound.isDisposed)
+    }
+
+    @Test func addingToADisposedCompoundDisposesAtOnce() {
+        let compound = CompoundDisposable()
+        compound.dispose()
+        let late = ActionDisposable()
+        let kept = compound.add(late)
+        #expect(!kept)
+        #expect(late.isDisposed)
+    }
+
+    @Test func removingFromACompoundDoesNotDisposeTheChild() {
+        let child = ActionDisposable()
+        let compound = CompoundDisposable([child])
+        compound.remove(child)
+        compound.dispose()
+        #expect(!child.isDisposed)
+    }
+
+    @Test func disposedByAddsToACompound() {
+        let bag = CompoundDisposable()
+        let d = ActionDisposable().disposed(by: bag)
+        bag.dispose()
+        #expect(d.isDisposed)
+    }
+
+    @Test func serialDisposableSetDisposesThePreviousOne() {
+        let serial = SerialDisposable()
+        let first = ActionDisposable(), second = ActionDisposable()
+        serial.disposable = first
+        serial.disposable = second
+        #expect(first.isDisposed)
+        #expect(!second.isDisposed)
+        #expect(serial.disposable === second)
+        serial.dispose()
+        #expect(second.isDisposed)
+    }
+
+    @Test func serialDisposableSwapDoesNotDisposeThePreviousOne() {
+        let serial = SerialDisposable()
+        let first = ActionDisposable(), second = ActionDisposable()
+        serial.disposable = first
+        let previous = serial.swap(second)
+        #expect(previous === first)
+        #expect(!first.isDisposed)
+        #expect(serial.disposable === second)
+    }
+
+    @Test func settingADisposedSerialDisposableDisposesTheNewOne() {
+        let serial = SerialDisposable()
+        serial.dispose()
+        let late = ActionDisposable(), swapped = ActionDisposable()
+        serial.disposable = late
+        #expect(late.isDisposed)
+        #expect(serial.swap(swapped) == nil)
+        #expect(swapped.isDisposed)
+        #expect(serial.disposable == nil)
+    }
+
+    @Test func metaDisposableSetIsSerialDisposableSet() {
+        let meta = SerialDisposable()
+        let first = ActionDisposable()
+        meta.set(first)
+        meta.set(nil)
+        #expect(first.isDisposed)
+    }
+
+    @Test func scopedDisposableDisposesOnDeinit() {
+        let inner = ActionDisposable()
+        do {
+            let scoped = inner.scoped()
+            #expect(!scoped.isDisposed)
+        }
+        #expect(inner.isDisposed)
+        let other = ActionDisposable()
+        do { _ = ScopedDisposable(other) }
+        #expect(other.isDisposed)
+    }
+
+    @Test func keyedDisposableReplacesPerKey() {
+        let keyed = KeyedDisposable<String>()
+        let a1 = ActionDisposable(), a2 = ActionDisposable(), b = ActionDisposable()
+        keyed["a"] = a1
+        keyed["b"] = b
+        keyed["a"] = a2
+        #expect(a1.isDisposed)
+        #expect(!a2.isDisposed && !b.isDisposed)
+        #expect(keyed["a"] === a2)
+        #expect(keyed["missing"] == nil)
+        keyed["b"] = nil
+        #expect(b.isDisposed)
+        #expect(keyed["b"] == nil)
+        keyed.dispose()
+        #expect(a2.isDisposed)
+        let late = ActionDisposable()
+        keyed["c"] = late
+        #expect(late.isDisposed)
+    }
+}
+
+@Suite struct DisposableConcurrencyTests {
+    @Test func eachDisposableRunsItsActionOnceWhenEightThreadsDisposeAtOnce() {
+        for _ in 0..<200 {
+            let runs = Box(0)
+            let action = ActionDisposable { runs.mutate { $0 += 1 } }
+            let compoundChild = ActionDisposable { runs.mutate { $0 += 1 } }
+            let compound = CompoundDisposable([compoundChild])
+            let serialChild = ActionDisposable { runs.mutate { $0 += 1 } }
+            let serial = SerialDisposable(serialChild)
+            let keyedChild = ActionDisposable { runs.mutate { $0 += 1 } }
+            let keyed = KeyedDisposable<Int>()
+            keyed[1] = keyedChild
+            runConcurrently(threads: 8) { _ in
+                action.dispose()
+                compound.dispose()
+                serial.dispose()
+                keyed.dispose()
+            }
+            #expect(runs.value == 4)
+        }
+    }
+
+    @Test func concurrentAddAndDisposeNeverLosesAChild() {
+        for _ in 0..<100 {
+            let compound = CompoundDisposable()
+            let children = (0..<64).map { _ in ActionDisposable() }
+            runConcurrently(threads: 8) { thread in
+                for i in stride(from: thread, to: 64, by: 8) { compound.add(children[i]) }
+                if thread == 3 { compound.dispose() }
+            }
+            compound.dispose()
+            #expect(children.allSatisfy { $0.isDisposed })
+        }
+    }
+
+    @Test func concurrentSerialSetsLeaveOnlyTheLastLive() {
+        for _ in 0..<100 {
+            let serial = SerialDisposable()
+            let all = Box<[ActionDisposable]>([])
+            runConcurrently(threads: 8) { _ in
+                for _ in 0..<20 {
+                    let d = ActionDisposable()
+                    all.mutate { $0.append(d) }
+                    serial.disposable = d
+                }
+            }
+            let live = all.value.filter { !$0.isDisposed }
+            #expect(live.count == 1)
+            #expect(live.first === serial.disposable)
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+@testable import Ripple
+
+@Suite struct SchedulingOperatorTests {
+    @Test func subscribeOnRunsTheSubscribeClosureOnTheScheduler() {
+        let scheduler = TestScheduler()
+        let ranOn = Box<[Bool]>([])
+        let recorder = Recorder<Int>()
+        Signal<Int> { subscriber in
+            ranOn.mutate { $0.append(Schedulers.current === scheduler) }
+            subscriber.sendNext(1)
+            subscriber.sendCompleted()
+            return nil
+        }.subscribe(on: scheduler).subscribe(recorder)
+        #expect(ranOn.value.isEmpty)
+        scheduler.run()
+        #expect(ranOn.value == [true])
+        #expect(recorder.events == [.next(1), .completed])
+    }
+
+    @Test func disposingBeforeTheScheduledSubscriptionMeansNoSubscription() {
+        let scheduler = TestScheduler()
+        let subscribed = Box(false)
+        let d = Signal<Int> { _ in subscribed.value = true; return nil }.subscribe(on: scheduler).subscribe()
+        d.dispose()
+        scheduler.run()
+        #expect(!subscribed.value)
+    }
+
+    @Test func disposingAfterSubscribeOnDisposesUpstream() {
+        let scheduler = TestScheduler()
+        let cleaned = Box(false)
+        let d = Signal<Int> { _ in ActionDisposable { cleaned.value = true } }.subscribe(on: scheduler).subscribe()
+        scheduler.run()
+        #expect(!cleaned.value)
+        d.dispose()
+        #expect(cleaned.value)
+    }
+
+    @Test func deliverOnTestSchedulerDeliversWhenTheSchedulerRuns() {
+        let scheduler = TestScheduler()
+        let recorder = Recorder<Int>()
+        let onScheduler = Box<[Bool]>([])
+        Signal.from([1, 2, 3]).deliver(on: scheduler).subscribe(next: { value in
+            onScheduler.mutate { $0.append(Schedulers.current === scheduler) }
+            recorder.sendNext(value)
+        }, completed: { recorder.sendCompleted() })
+        #expect(recorder.events.isEmpty)
+        scheduler.run()
+        #expect(recorder.events == [.next(1), .next(2), .next(3), .completed])
+        #expect(onScheduler.value == [true, true, true])
+    }
+
+    @Test func disposingDropsWhatIsStillQueued() {
+        let scheduler = TestScheduler()
+        let recorder = Recorder<Int>()
+        let d = Signal.from([1, 2, 3]).deliver(on: scheduler).subscribe(recorder)
+        d.dispose()
+        scheduler.run()
+        #expect(recorder.events.isEmpty)
+    }
+
+    @Test func errorsAreDeliveredOnTheSchedulerToo() {
+        let scheduler = TestScheduler()
+        let recorder = Recorder<Int>()
+        Signal<Int>.error(TestError()).deliver(on: scheduler).subscribe(recorder)
+        #expect(recorder.events.isEmpty)
+        scheduler.run()
+        #expect(recorder.events == [.error(TestError())])
+    }
+}
+
+@Suite struct SchedulingConcurrencyTests {
+    static let schedulers: [@Sendable () -> any Scheduler] = [
+        { ImmediateScheduler.shared },
+        { SerialQueueScheduler(label: "deliver") },
+        { BackgroundScheduler() },
+    ]
+
+    @Test(arguments: 0..<3)
+    func deliverOnKeepsOrderAndNeverOverlaps(schedulerIndex: Int) {
+        for _ in 0..<20 {
+            let scheduler = Self.schedulers[schedulerIndex]()
+            let detector = OverlapDetector()
+            let values = Box<[Int]>([])
+            let done = Box(false)
+            Signal<Int> { subscriber in
+                for i in 0..<2_000 { subscriber.sendNext(i) }
+                subscriber.sendCompleted()
+                return nil
+            }.deliver(on: scheduler).subscribe(next: { value in
+                detector.enter()
+                values.mutate { $0.append(value) }
+                detector.leave()
+            }, completed: { done.value = true })
+            #expect(waitUntil { done.value })
+            #expect(values.value == Array(0..<2_000))
+            #expect(detector.overlapCount == 0)
+        }
+    }
+
+    @Test func deliverOnBackgroundKeepsEachSendersOrderWithManySenders() {
+        for _ in 0..<20 {
+            let detector = OverlapDetector()
+            let values = Box<[Int]>([])
+            var sink: (any SubscriberProtocol<Int>)?
+            let d = Signal<Int> { subscriber in sink = subscriber; return nil }
+                .deliver(on: BackgroundScheduler())
+                .subscribe(next: { value in
+                    detector.enter()
+                    values.mutate { $0.append(value) }
+                    detector.leave()
+                })
+            let upstream = sink!
+            runConcurrently(threads: 4) { thread in
+                for i in 0..<500 { upstream.sendNext(thread * 10_000 + i) }
+            }
+            #expect(waitUntil { values.value.count == 2_000 })
+            #expect(detector.overlapCount == 0)
+            for thread in 0..<4 {
+                #expect(values.value.filter { $0 / 10_000 == thread } == (0..<500).map { thread * 10_000 + $0 })
+            }
+            d.dispose()
+        }
+    }
+}

@@ -20,7 +20,19 @@ public protocol Scheduler: AnyObject, Sendable {
     /// Runs `action` once `delay` has passed on the scheduler's clock.
     @discardableResult
     func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> any Disposable
+    /// The scheduler's clock: the time since a fixed origin. `TestScheduler` answers its
+    /// virtual time; the others default to a monotonic clock. Used for ages (`maxAge`).
+    var now: Duration { get }
 }
+
+extension Scheduler {
+    /// A monotonic clock shared by the real-time schedulers: time since Ripple first read it.
+    public var now: Duration {
+        ContinuousClock.now - monotonicOrigin
+    }
+}
+
+private let monotonicOrigin = ContinuousClock.now
 
 /// Where the current code is running.
 public enum Schedulers {

@@ -1,0 +1,69 @@
+/// A bounded FIFO that overwrites its oldest element when full: the storage behind `ReplaySubject`.
+///
+/// O(1) amortized `append` and `removeFirst`. Memory follows what is held, not the
+/// capacity: slots grow by doubling up to `capacity` and shrink when mostly empty, so a
+/// ring with a capacity of a billion holding one value uses a few words. Ripple keeps no
+/// package dependencies, and swift-collections' `Deque` neither bounds nor overwrites.
+struct RingBuffer<Element> {
+    /// The most elements held; appending beyond it drops the oldest.
+    let capacity: Int
+    private var slots: ContiguousArray<Element?> = []
+    private var head = 0
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        precondition(capacity >= 1, "RingBuffer capacity must be at least 1, got \(capacity)")
+        self.capacity = capacity
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The oldest element, or nil.
+    var first: Element? { count == 0 ? nil : slots[head] }
+
+    /// Appends `element`; when `count == capacity`, the oldest element is dropped and returned.
+    @discardableResult
+    mutating func append(_ element: Element) -> Element? {
+        if count == capacity {
+            let dropped = slots[head]
+            slots[head] = element
+            head = (head + 1) % slots.count
+            return dropped
+        }
+        if count == slots.count { resize(to: Swift.min(capacity, Swift.max(4, slots.count &* 2))) }
+        slots[(head + count) % slots.count] = element
+        count += 1
+        return nil
+    }
+
+    /// Removes and returns the oldest element.
+    @discardableResult
+    mutating func removeFirst() -> Element? {
+        guard count > 0 else { return nil }
+        let element = slots[head].take()
+        head = (head + 1) % slots.count
+        count -= 1
+        if count == 0 {
+            slots = []
+            head = 0
+        } else if slots.count > 16 && count < slots.count / 4 {
+            resize(to: slots.count / 2)
+        }
+        return element
+    }
+
+    /// The elements, oldest first.
+    var elements: [Element] {
+        var result: [Element] = []
+        result.reserveCapacity(count)
+        for offset in 0..<count { result.append(slots[(head + offset) % slots.count].unsafelyUnwrapped) }
+        return result
+    }
+
+    private mutating func resize(to newSize: Int) {
+        var resized = ContiguousArray<Element?>(repeating: nil, count: newSize)
+        for offset in 0..<count { resized[offset] = slots[(head + offset) % slots.count] }
+        slots = resized
+        head = 0
+    }
+}

@@ -1,0 +1,42 @@
+/// A subject that remembers its latest value (RAC's `RACBehaviorSubject`).
+///
+/// A new subscriber first gets the latest value — the default before any send — then
+/// live values. After completion it gets the latest value and then completion; after an
+/// error, the error only. `value` reads the latest value without subscribing.
+///
+///     let temperature = BehaviorSubject(20)
+///     temperature.subscribeNext { print($0) }   // 20
+///     temperature.sendNext(21)                  // 21
+///     temperature.value                         // 21
+///
+/// A subscriber that joins while another thread sends gets the current value and then
+/// every later one: no gap, no duplicate. Threading is as for `Subject`.
+public final class BehaviorSubject<Value>: SignalProtocol, SubscriberProtocol, @unchecked Sendable {
+    let storage: SubjectStorage<Value, LatestValue<Value>>
+
+    /// Creates a behavior subject whose latest value is `value` until the first send.
+    public init(_ value: Value) {
+        storage = SubjectStorage(history: LatestValue(value: value))
+    }
+
+    /// The latest value sent, or the default; updated as soon as `sendNext` is called.
+    public var value: Value {
+        storage.withHistory { $0.value }
+    }
+
+    /// Records `value` as the latest and sends it to every current subscriber.
+    public func sendNext(_ value: Value) { storage.send(.next(value)) }
+    /// Fails the subject; later subscribers get the error only.
+    public func sendError(_ error: any Error) { storage.send(.error(error)) }
+    /// Completes the subject; later subscribers get the latest value, then completion.
+    public func sendCompleted() { storage.send(.completed) }
+
+    /// Whether the subject has ended.
+    public var isDisposed: Bool { storage.terminalEvent != nil }
+
+    /// Adds `subscriber`, which first receives the latest value.
+    @discardableResult
+    public func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
+        storage.subscribe(subscriber)
+    }
+}

@@ -1,0 +1,63 @@
+/// A subject that replays recent values to each new subscriber (RAC's `RACReplaySubject`).
+///
+/// A new subscriber first gets the retained values in order, then the terminal event if
+/// there was one, then live values. It keeps at most `capacity` values in a ring (O(1) per
+/// send; memory follows what is held, not the capacity), and with `maxAge` drops values
+/// older than that on `scheduler`'s clock, so an expired value is never replayed even when
+/// nothing new was sent.
+///
+///     let recent = ReplaySubject<String>(capacity: 2)
+///     recent.sendNext("a"); recent.sendNext("b"); recent.sendNext("c")
+///     recent.subscribeNext { print($0) }        // b, c
+///
+///     let fresh = ReplaySubject<Int>(capacity: 100, maxAge: .seconds(30), scheduler: clock)
+///
+/// Threading is as for `Subject`; the replay is snapshotted when the subscriber joins and
+/// delivered before any value sent after that.
+public final class ReplaySubject<Value>: SignalProtocol, SubscriberProtocol, @unchecked Sendable {
+    let storage: SubjectStorage<Value, ReplayHistory<Value>>
+
+    /// The most values retained.
+    public let capacity: Int
+
+    /// Creates a replay subject keeping the last `capacity` values (unlimited by default).
+    ///
+    /// - Precondition: `capacity` is at least 1.
+    public init(capacity: Int = .max) {
+        precondition(capacity >= 1, "ReplaySubject(capacity:) needs a capacity of at least 1, got \(capacity)")
+        self.capacity = capacity
+        storage = SubjectStorage(history: ReplayHistory(capacity: capacity, maxAge: nil, clock: nil))
+    }
+
+    /// Creates a replay subject keeping at most `capacity` values, none older than `maxAge`
+    /// on `scheduler`'s clock.
+    ///
+    /// - Precondition: `capacity` is at least 1 and `maxAge` is not negative.
+    public init(capacity: Int = .max, maxAge: Duration, scheduler: any Scheduler) {
+        precondition(capacity >= 1, "ReplaySubject(capacity:maxAge:scheduler:) needs a capacity of at least 1, got \(capacity)")
+        precondition(maxAge >= .zero, "ReplaySubject(capacity:maxAge:scheduler:) needs a maxAge of zero or more, got \(maxAge)")
+        self.capacity = capacity
+        storage = SubjectStorage(history: ReplayHistory(capacity: capacity, maxAge: maxAge, clock: scheduler))
+    }
+
+    /// How many values a new subscriber would be replayed now.
+    public var retainedCount: Int {
+        storage.withHistory { $0.liveCount() }
+    }
+
+    /// Records `value` and sends it to every current subscriber.
+    public func sendNext(_ value: Value) { storage.send(.next(value)) }
+    /// Fails the subject; later subscribers get the retained values, then the error.
+    public func sendError(_ error: any Error) { storage.send(.error(error)) }
+    /// Completes the subject; later subscribers get the retained values, then completion.
+    public func sendCompleted() { storage.send(.completed) }
+
+    /// Whether the subject has ended.
+    public var isDisposed: Bool { storage.terminalEvent != nil }
+
+    /// Adds `subscriber`, which first receives the retained values.
+    @discardableResult
+    public func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
+        storage.subscribe(subscriber)
+    }
+}

@@ -1,0 +1,50 @@
+/// A subject's subscriptions in subscription order, with O(1) add and remove.
+///
+/// Removal leaves a hole (the subscription knows its slot) and compaction runs once holes
+/// outnumber live entries, so both stay O(1) amortized. A `Set` would lose the order and a
+/// plain array would make removal a scan. Delivery takes `slots` as a copy-on-write
+/// snapshot: no allocation, and the lock is not held while it is walked.
+struct SubscriberList<Value, History: SubjectHistory> where History.Value == Value {
+    typealias Entry = SubjectSubscription<Value, History>
+
+    private(set) var slots: ContiguousArray<Entry?> = []
+    private var holes = 0
+
+    var count: Int { slots.count - holes }
+
+    mutating func append(_ entry: Entry) {
+        entry.slot = slots.count
+        slots.append(entry)
+    }
+
+    mutating func remove(_ entry: Entry) {
+        let slot = entry.slot
+        guard slot >= 0, slot < slots.count, slots[slot] === entry else { return }
+        entry.slot = -1
+        if slot == slots.count - 1 {
+            slots.removeLast()
+        } else {
+            slots[slot] = nil
+            holes += 1
+        }
+        if holes >= 16 && holes * 2 >= slots.count { compact() }
+    }
+
+    /// Empties the list and hands back the entries, so the caller releases them after unlocking.
+    mutating func removeAll() -> ContiguousArray<Entry?> {
+        defer { slots = []; holes = 0 }
+        for case let entry? in slots { entry.slot = -1 }
+        return slots
+    }
+
+    private mutating func compact() {
+        var compacted = ContiguousArray<Entry?>()
+        compacted.reserveCapacity(count)
+        for case let entry? in slots {
+            entry.slot = compacted.count
+            compacted.append(entry)
+        }
+        slots = compacted
+        holes = 0
+    }
+}

@@ -1,0 +1,38 @@
+/// SwiftSignalKit's `ValuePromise`: a value you set, observed through `get()`.
+///
+/// `get()` sends the current value, then every later one. With `ignoreRepeated`, setting a
+/// value equal to the current one is ignored (nothing is sent).
+///
+///     let name = ValuePromise("testA", ignoreRepeated: true)
+///     name.get().subscribeNext { print($0) }   // testA
+///     name.set("testA")                        // ignored
+///     name.set("testB")                        // testB
+///     name.value                               // "testB"
+public final class ValuePromise<T: Equatable>: @unchecked Sendable {
+    private let subject: BehaviorSubject<T>
+    private let ignoreRepeated: Bool
+
+    /// Creates a promise holding `value`.
+    public init(_ value: T, ignoreRepeated: Bool = false) {
+        subject = BehaviorSubject(value)
+        self.ignoreRepeated = ignoreRepeated
+    }
+
+    /// The current value.
+    public var value: T { subject.value }
+
+    /// Sets the value and sends it to every `get()` subscriber (unless repeated and ignored).
+    public func set(_ value: T) {
+        if ignoreRepeated {
+            // Compared under the subject's lock, so two racing equal sets send once.
+            subject.storage.send(.next(value), accept: { $0.value != value })
+        } else {
+            subject.sendNext(value)
+        }
+    }
+
+    /// The current value, then every later one; never completes.
+    public func get() -> Signal<T> {
+        subject.asSignal()
+    }
+}

@@ -18,6 +18,9 @@ struct RingBuffer<Element> {
 
     var isEmpty: Bool { count == 0 }
 
+    /// The slots allocated now (for tests of the memory bound).
+    var allocatedSlots: Int { slots.count }
+
     /// The oldest element, or nil.
     var first: Element? { count == 0 ? nil : slots[head] }
 

@@ -36,6 +36,8 @@ struct ReplayHistory<Value>: SubjectHistory, @unchecked Sendable {
         self.clock = clock
     }
 
+    var allocatedSlots: Int { ring.allocatedSlots }
+
     /// How many values are retained now, after dropping expired ones.
     mutating func liveCount() -> Int {
         pruneExpired()

@@ -1,0 +1,203 @@
+import Testing
+@testable import Ripple
+
+@Suite struct ObserveTests {
+    final class Screen {
+        var shown: [Int] = []
+    }
+
+    @Test func observeHandsBackTheOwnerWithItsOwnType() {
+        let subject = Subject<Int>()
+        let screen = Screen()
+        subject.observe(owner: screen) { owner, value in owner.shown.append(value) }
+        subject.sendNext(1)
+        subject.sendNext(2)
+        #expect(screen.shown == [1, 2])
+    }
+
+    @Test func observeHoldsTheOwnerWeaklyAndRemovesItselfOnceItIsFreed() {
+        let subject = Subject<Int>()
+        weak var weakScreen: Screen?
+        let delivered = Box(0)
+        do {
+            let screen = Screen()
+            weakScreen = screen
+            subject.observe(owner: screen) { _, _ in delivered.mutate { $0 += 1 } }
+            subject.sendNext(1)
+        }
+        #expect(weakScreen == nil)  // not retained by the observation
+        subject.sendNext(2)
+        #expect(delivered.value == 1)
+        #expect(subject.storage.subscriberCount == 0)
+    }
+
+    @Test func observeOnASchedulerDeliversThereAndNeverAfterTheOwnerIsFreed() {
+        let subject = Subject<Int>()
+        let clock = TestScheduler()
+        var screen: Screen? = Screen()
+        let onClock = Box<[Bool]>([])
+        subject.observe(owner: screen!, on: clock) { owner, value in
+            onClock.mutate { $0.append(Schedulers.current === clock) }
+            owner.shown.append(value)
+        }
+        subject.sendNext(1)
+        #expect(screen!.shown.isEmpty)
+        clock.run()
+        #expect(screen!.shown == [1])
+        subject.sendNext(2)
+        screen = nil
+        clock.run()
+        #expect(onClock.value == [true])
+    }
+
+    @Test func observeOnceEndsAfterOneValue() {
+        let subject = Subject<Int>()
+        var seen: [Int] = []
+        let d = subject.observeOnce { seen.append($0) }
+        subject.sendNext(1)
+        subject.sendNext(2)
+        #expect(seen == [1])
+        #expect(d.isDisposed)
+        #expect(subject.storage.subscriberCount == 0)
+    }
+
+    @Test func observeOnceOnABehaviorSubjectTakesTheCurrentValue() {
+        let behavior = BehaviorSubject("ready")
+        var seen: [String] = []
+        behavior.observeOnce { seen.append($0) }
+        behavior.sendNext("later")
+        #expect(seen == ["ready"])
+        #expect(behavior.storage.subscriberCount == 0)
+    }
+
+    @Test func aDisposedObservationFreesItsClosure() {
+        final class Captured {}
+        weak var weakCaptured: Captured?
+        let subject = Subject<Int>()
+        let screen = Screen()
+        let d: any Disposable
+        do {
+            let captured = Captured()
+            weakCaptured = captured
+            d = subject.observe(owner: screen) { _, _ in _ = captured }
+        }
+        d.dispose()
+        #expect(weakCaptured == nil)
+        #expect(subject.storage.subscriberCount == 0)
+    }
+
+    @Test func freeingASubjectFreesObserverClosures() {
+        final class Captured {}
+        weak var weakCaptured: Captured?
+        weak var weakSubject: Subject<Int>?
+        let screen = Screen()
+        do {
+            let subject = Subject<Int>()
+            weakSubject = subject
+            let captured = Captured()
+            weakCaptured = captured
+            subject.observe(owner: screen) { _, _ in _ = captured }
+        }
+        #expect(weakSubject == nil)
+        #expect(weakCaptured == nil)
+    }
+}
+
+@Suite struct PromiseTests {
+    @Test func getReplaysTheLatestValueThenLaterOnes() {
+        let promise = Promise(1)
+        var seen: [Int] = []
+        promise.get().subscribeNext { seen.append($0) }
+        promise.set(Signal.from([2, 3]))
+        #expect(seen == [1, 2, 3])
+    }
+
+    @Test func setDisposesThePreviousSource() {
+        let promise = Promise<Int>()
+        let firstDisposed = Box(false)
+        let first = Subject<Int>()
+        promise.set(Signal<Int> { subscriber in
+            let d = first.subscribe(subscriber)
+            return CompoundDisposable([d, ActionDisposable { firstDisposed.value = true }])
+        })
+        var seen: [Int] = []
+        promise.get().subscribeNext { seen.append($0) }
+        first.sendNext(1)
+        promise.set(Signal.just(2))
+        first.sendNext(99)
+        #expect(firstDisposed.value)
+        #expect(seen == [1, 2])
+    }
+
+    @Test func aSourcesCompletionDoesNotEndThePromise() {
+        let promise = Promise<Int>()
+        let r = Recorder<Int>()
+        promise.get().subscribe(r)
+        promise.set(Signal.just(1))
+        promise.set(Signal.just(2))
+        #expect(r.events == [.next(1), .next(2)])
+    }
+
+    @Test func valuePromiseIgnoresRepeatsOnlyWhenAsked() {
+        let ignoring = ValuePromise(1, ignoreRepeated: true)
+        let keeping = ValuePromise(1)
+        var a: [Int] = [], b: [Int] = []
+        ignoring.get().subscribeNext { a.append($0) }
+        keeping.get().subscribeNext { b.append($0) }
+        for v in [1, 2, 2, 3] { ignoring.set(v); keeping.set(v) }
+        #expect(a == [1, 2, 3])
+        #expect(b == [1, 1, 2, 2, 3])
+        #expect(ignoring.value == 3)
+    }
+
+    @Test func typeAliasesNameTheSwiftSignalKitTypes() {
+        let meta: MetaDisposable = SerialDisposable()
+        let set: DisposableSet = CompoundDisposable()
+        let inner = ActionDisposable()
+        meta.set(inner)
+        set.add(meta)
+        set.dispose()
+        #expect(inner.isDisposed)
+    }
+}
+
+@Suite struct LifetimeTests {
+    @Test func takeDuringCompletesWhenTheTokenIsFreed() {
+        let subject = Subject<Int>()
+        let r = Recorder<Int>()
+        var token: Lifetime.Token?
+        do {
+            let (lifetime, t) = Lifetime.make()
+            token = t
+            subject.take(during: lifetime).subscribe(r)
+        }
+        subject.sendNext(1)
+        #expect(token != nil)
+        token = nil
+        subject.sendNext(2)
+        #expect(r.events == [.next(1), .completed])
+        #expect(subject.storage.subscriberCount == 0)
+    }
+
+    @Test func anEndedLifetimeCompletesAtOnceAndRunsObserversAtOnce() {
+        let (lifetime, token) = Lifetime.make()
+        token.end()
+        #expect(lifetime.hasEnded)
+        var ran = false
+        lifetime.observeEnded { ran = true }
+        #expect(ran)
+        let r = Recorder<Int>()
+        Signal<Int>.never.take(during: lifetime).subscribe(r)
+        #expect(r.events == [.completed])
+        #expect(Lifetime.empty.hasEnded)
+    }
+
+    @Test func disposingTakeDuringStopsObservingTheLifetime() {
+        let (lifetime, token) = Lifetime.make()
+        let r = Recorder<Int>()
+        let d = Signal<Int>.never.take(during: lifetime).subscribe(r)
+        d.dispose()
+        token.end()
+        #expect(r.events.isEmpty)
+    }
+}

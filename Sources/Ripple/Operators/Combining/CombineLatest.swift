@@ -1,0 +1,102 @@
+extension Signal {
+    /// Sends an array of every signal's latest value whenever any of them sends, once all
+    /// have sent at least one (RAC's `combineLatest:`).
+    ///
+    ///     a:      -1---2-----|
+    ///     b:      ---x---y-|
+    ///     result: ---(1x)-(2x)-(2y)--|
+    ///
+    /// Completes when every signal has completed, or at once when one completes without
+    /// ever sending (no combination is possible). The first error is forwarded. Works for
+    /// any number of signals (tested with 100); an empty array completes at once.
+    public static func combineLatest(_ signals: [any SignalProtocol<Value>]) -> Signal<[Value]> {
+        if signals.isEmpty { return .empty }
+        return Signal<[Value]> { downstream in
+            let driver = CombineLatestDriver<Value>(count: signals.count, downstream: downstream)
+            let subscriptions = CompoundDisposable()
+            for (index, signal) in signals.enumerated() {
+                if downstream.isDisposed { break }
+                subscriptions.add(signal.subscribe(
+                    next: { driver.next($0, at: index) },
+                    error: { driver.fail($0) },
+                    completed: { driver.completed(at: index) }))
+            }
+            return subscriptions
+        }
+    }
+}
+
+extension SignalProtocol {
+    /// Pairs the latest values of `self` and `other` whenever either sends, once both have.
+    ///
+    ///     a.combineLatest(b)   // Signal<(A, B)>
+    public func combineLatest<B: SignalProtocol>(_ other: B) -> Signal<(Value, B.Value)> {
+        Signal<Any>.combineLatest([erased(), other.erased()]).map { ($0[0] as! Value, $0[1] as! B.Value) }
+    }
+
+    /// Combines the latest values of three signals whenever any sends, once all have.
+    ///
+    ///     a.combineLatest(b, c)   // Signal<(A, B, C)>
+    public func combineLatest<B: SignalProtocol, C: SignalProtocol>(_ b: B, _ c: C) -> Signal<(Value, B.Value, C.Value)> {
+        Signal<Any>.combineLatest([erased(), b.erased(), c.erased()])
+            .map { ($0[0] as! Value, $0[1] as! B.Value, $0[2] as! C.Value) }
+    }
+
+    /// `self` with its values boxed as `Any`, so signals of different types can be combined.
+    func erased() -> any SignalProtocol<Any> {
+        map { $0 as Any }
+    }
+}
+
+/// The state of one `combineLatest` subscription.
+final class CombineLatestDriver<Value>: @unchecked Sendable {
+    /// Guarded by `state`.
+    private struct State: @unchecked Sendable {
+        var latest: [Value?]
+        var haveValue = 0
+        var completedCount = 0
+        var finished = false
+    }
+
+    private let forwarder: SerialForwarder<[Value]>
+    private let state: Lock<State>
+
+    init(count: Int, downstream: any SubscriberProtocol<[Value]>) {
+        forwarder = SerialForwarder(downstream)
+        state = Lock(State(latest: Array(repeating: nil, count: count)))
+    }
+
+    func next(_ value: Value, at index: Int) {
+        let send = state.withLock { state in
+            if state.finished { return false }
+            if state.latest[index] == nil { state.haveValue += 1 }
+            state.latest[index] = value
+            guard state.haveValue == state.latest.count else { return false }
+            forwarder.enqueue(.next(state.latest.map { $0.unsafelyUnwrapped }))
+            return true
+        }
+        if send { forwarder.drain() }
+    }
+
+    func completed(at index: Int) {
+        let done = state.withLock { state in
+            if state.finished { return false }
+            state.completedCount += 1
+            guard state.completedCount == state.latest.count || state.latest[index] == nil else { return false }
+            state.finished = true
+            forwarder.enqueue(.completed)
+            return true
+        }
+        if done { forwarder.drain() }
+    }
+
+    func fail(_ error: any Error) {
+        let first = state.withLock { state in
+            if state.finished { return false }
+            state.finished = true
+            forwarder.enqueue(.error(error))
+            return true
+        }
+        if first { forwarder.drain() }
+    }
+}

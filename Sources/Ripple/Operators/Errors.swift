@@ -1,0 +1,138 @@
+/// The error `timeout(_:on:)` fails with.
+public struct TimeoutError: Error, CustomStringConvertible, Sendable {
+    /// The interval that passed without the signal completing.
+    public let interval: Duration
+    public var description: String { "timed out after \(interval)" }
+}
+
+extension SignalProtocol {
+    /// On error, switches to the signal `handler` returns for it (RAC's `catch:`).
+    ///
+    ///     source: -1-2-#
+    ///     catch:  -1-2-9|   ({ _ in Signal.just(9) })
+    ///
+    /// Values and completion pass through; the replacement's events follow the error's place.
+    public func `catch`<Other: SignalProtocol>(_ handler: @escaping (any Error) -> Other) -> Signal<Value>
+    where Other.Value == Value {
+        Signal { downstream in
+            let replacement = SerialDisposable()
+            let source = self.subscribe(
+                next: { downstream.sendNext($0) },
+                error: { replacement.disposable = handler($0).subscribe(downstream) },
+                completed: { downstream.sendCompleted() })
+            return CompoundDisposable([source, replacement])
+        }
+    }
+
+    /// On error, switches to `replacement` (RAC's `catchTo:`).
+    ///
+    ///     source.catchTo(Signal.just(fallback))
+    public func catchTo<Other: SignalProtocol>(_ replacement: Other) -> Signal<Value> where Other.Value == Value {
+        self.catch { _ in replacement }
+    }
+
+    /// On error, subscribes again, up to `count` more times; the last error is forwarded (RAC's `retry:`).
+    ///
+    ///     source (1st):  -1-#
+    ///     source (2nd):  -1-2|
+    ///     retry(1):      -1--1-2|
+    ///
+    /// Values from failed attempts are forwarded as they came. Retries of a signal that fails
+    /// at once run in a loop, not recursively.
+    public func retry(_ count: Int) -> Signal<Value> {
+        precondition(count >= 0, "retry(_:) needs a count of zero or more, got \(count)")
+        return Signal { downstream in
+            RetryDriver(source: self, retries: count, downstream: downstream).start()
+        }
+    }
+
+    /// Fails with `TimeoutError` unless the signal ends within `interval` of subscribing
+    /// (RAC's `timeout:onScheduler:`).
+    ///
+    ///     source:  -1-2-----3|
+    ///     timeout: -1-2--#       (50 ms)
+    ///
+    /// The timer runs on `scheduler`; ending first cancels it, and timing out disposes upstream.
+    public func timeout(_ interval: Duration, on scheduler: any Scheduler) -> Signal<Value> {
+        Signal { downstream in
+            let forwarder = SerialForwarder(downstream)
+            let timer = scheduler.schedule(after: interval) {
+                forwarder.send(.error(TimeoutError(interval: interval)))
+            }
+            let source = self.subscribe(
+                next: { forwarder.send(.next($0)) },
+                error: { forwarder.send(.error($0)) },
+                completed: { forwarder.send(.completed) })
+            return CompoundDisposable([timer, source])
+        }
+    }
+}
+
+/// Resubscribes a failing source in a loop: an attempt that fails during its own subscribe
+/// call only flags the loop to go round again.
+final class RetryDriver<Source: SignalProtocol>: Disposable, @unchecked Sendable {
+    typealias Value = Source.Value
+
+    /// Guarded by `state`.
+    private struct State {
+        var retriesLeft: Int
+        var isLooping = false
+        var mustRetry = false
+        var isDisposed = false
+    }
+
+    private let source: Source
+    private let downstream: any SubscriberProtocol<Value>
+    private let state: Lock<State>
+    private let current = SerialDisposable()
+
+    init(source: Source, retries: Int, downstream: any SubscriberProtocol<Value>) {
+        self.source = source
+        self.downstream = downstream
+        state = Lock(State(retriesLeft: retries))
+    }
+
+    var isDisposed: Bool { state.withLock { $0.isDisposed } }
+
+    func dispose() {
+        state.withLock { $0.isDisposed = true }
+        current.dispose()
+    }
+
+    func start() -> RetryDriver {
+        state.withLock { $0.mustRetry = true }
+        loop()
+        return self
+    }
+
+    private func failed(_ error: any Error) {
+        let retry = state.withLock { state in
+            if state.isDisposed || state.retriesLeft == 0 { return false }
+            state.retriesLeft -= 1
+            state.mustRetry = true
+            return true
+        }
+        if retry { loop() } else { downstream.sendError(error) }
+    }
+
+    private func loop() {
+        let mine = state.withLock { state in
+            if state.isLooping { return false }
+            state.isLooping = true
+            return true
+        }
+        guard mine else { return }
+        while true {
+            let attempt = state.withLock { state in
+                defer { state.mustRetry = false }
+                if !state.mustRetry || state.isDisposed { state.isLooping = false; return false }
+                return true
+            }
+            guard attempt else { return }
+            current.disposable = source.subscribe(
+                next: { [downstream] in downstream.sendNext($0) },
+                error: { [self] in failed($0) },
+                completed: { [downstream] in downstream.sendCompleted() })
+        }
+    }
+}

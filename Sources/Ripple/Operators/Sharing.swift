@@ -1,0 +1,189 @@
+/// A cold signal wired to a subject, subscribed on `connect()` (RAC's `RACMulticastConnection`).
+///
+/// Subscribers of `signal` subscribe to the subject; `connect()` subscribes the subject to
+/// the source. `connect()` is idempotent: while connected it returns the same disposable;
+/// disposing that disposable disconnects, and a later `connect()` connects again (to the
+/// same subject, which keeps whatever state it has, e.g. its terminal event).
+///
+///     let connection = expensive.multicast(Subject())
+///     connection.signal.subscribeNext { print("a \($0)") }
+///     connection.signal.subscribeNext { print("b \($0)") }
+///     connection.connect()   // one subscription to `expensive`, seen by both
+public final class MulticastConnection<Value>: SignalProtocol, @unchecked Sendable {
+    /// Guarded by `state`.
+    private struct State {
+        var connection: SerialDisposable?
+        var subscriberCount = 0
+    }
+
+    private let source: any SignalProtocol<Value>
+    private let subject: any SignalProtocol<Value> & SubscriberProtocol<Value>
+    private let state = Lock(State())
+
+    init(source: any SignalProtocol<Value>, subject: any SignalProtocol<Value> & SubscriberProtocol<Value>) {
+        self.source = source
+        self.subject = subject
+    }
+
+    /// The multicast signal: subscribing subscribes to the subject.
+    public var signal: Signal<Value> { subject.asSignal() }
+
+    /// Subscribes to the subject (not to the source); see `connect()`.
+    @discardableResult
+    public func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
+        subject.subscribe(subscriber)
+    }
+
+    /// Subscribes the subject to the source, once; returns the connection's disposable.
+    @discardableResult
+    public func connect() -> any Disposable {
+        let (connection, isNew) = state.withLock { state -> (SerialDisposable, Bool) in
+            if let existing = state.connection, !existing.isDisposed { return (existing, false) }
+            let connection = SerialDisposable()
+            state.connection = connection
+            return (connection, true)
+        }
+        if isNew { connection.disposable = source.subscribe(subject) }
+        return connection
+    }
+
+    /// A signal that connects when its first subscriber arrives and disconnects when the
+    /// last one leaves (RAC's `autoconnect`, RxSwift's `refCount`).
+    ///
+    /// The subject is kept: a subscriber arriving after the count dropped to zero connects
+    /// again, into the same subject, so it first sees what that subject replays (for a
+    /// `Subject` that finished: just its terminal event).
+    public func autoconnect() -> Signal<Value> {
+        Signal { subscriber in
+            let subscription = self.subject.subscribe(subscriber)
+            let isFirst = self.state.withLock { state in
+                state.subscriberCount += 1
+                return state.subscriberCount == 1
+            }
+            if isFirst { self.connect() }
+            return CompoundDisposable([subscription, ActionDisposable { self.releaseSubscriber() }])
+        }
+    }
+
+    private func releaseSubscriber() {
+        let connection: SerialDisposable? = state.withLock { state in
+            state.subscriberCount -= 1
+            guard state.subscriberCount == 0 else { return nil }
+            defer { state.connection = nil }
+            return state.connection
+        }
+        connection?.dispose()
+    }
+}
+
+extension SignalProtocol {
+    /// Wires `self` to `subject` in a `MulticastConnection` (RAC's `multicast:`).
+    ///
+    ///     let connection = s.multicast(ReplaySubject(capacity: 1))
+    ///     connection.connect()
+    public func multicast<S: SignalProtocol & SubscriberProtocol>(_ subject: S) -> MulticastConnection<Value>
+    where S.Value == Value {
+        MulticastConnection(source: self, subject: subject)
+    }
+
+    /// `multicast(Subject())` (RAC's `publish`): subscribers see only what is sent after
+    /// they subscribed, once connected.
+    ///
+    ///     let shared = s.publish().autoconnect()
+    public func publish() -> MulticastConnection<Value> {
+        multicast(Subject<Value>())
+    }
+
+    /// Subscribes to `self` at once and replays every value to each subscriber (RAC's `replay`).
+    ///
+    /// The source runs once, now; its subscription is never disposed by subscribers leaving.
+    public func replay() -> Signal<Value> {
+        let connection = multicast(ReplaySubject<Value>())
+        connection.connect()
+        return connection.signal
+    }
+
+    /// Subscribes to `self` at once and replays the latest value to each subscriber (RAC's `replayLast`).
+    public func replayLast() -> Signal<Value> {
+        let connection = multicast(ReplaySubject<Value>(capacity: 1))
+        connection.connect()
+        return connection.signal
+    }
+
+    /// Subscribes to `self` when the first subscriber arrives, then replays up to
+    /// `capacity` values to every subscriber (RAC's `replayLazily`).
+    ///
+    /// The connection is kept when subscribers leave: a late subscriber gets the replay
+    /// (and the terminal event of a finished source), not a new run of the source.
+    public func replayLazily(capacity: Int = .max) -> Signal<Value> {
+        let connection = multicast(ReplaySubject<Value>(capacity: capacity))
+        return Signal { subscriber in
+            let subscription = connection.subscribe(subscriber)
+            connection.connect()
+            return subscription
+        }
+    }
+
+    /// Shares one subscription to `self` among all current subscribers (RxSwift's `share()`).
+    ///
+    /// The first subscriber connects; when the last one leaves the connection is disposed
+    /// and reset: the next subscriber starts a fresh run of the source with a fresh subject,
+    /// so a late subscriber to a finished cold source sees it run again.
+    public func share() -> Signal<Value> {
+        let shared = ShareState<Value>(source: self)
+        return Signal { subscriber in shared.subscribe(subscriber) }
+    }
+}
+
+/// The connection behind `share()`: a fresh `Subject` per connection, counted subscribers.
+final class ShareState<Value>: @unchecked Sendable {
+    /// Guarded by `state`.
+    private struct State {
+        var connection: MulticastConnection<Value>?
+        var connectionDisposable: (any Disposable)?
+        var subscriberCount = 0
+    }
+
+    private let source: any SignalProtocol<Value>
+    private let state = Lock(State())
+
+    init(source: any SignalProtocol<Value>) {
+        self.source = source
+    }
+
+    func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
+        let (connection, isFirst) = state.withLock { state -> (MulticastConnection<Value>, Bool) in
+            state.subscriberCount += 1
+            if let connection = state.connection { return (connection, false) }
+            let connection = source.multicast(Subject<Value>())
+            state.connection = connection
+            return (connection, true)
+        }
+        let subscription = connection.subscribe(subscriber)
+        if isFirst {
+            let disposable = connection.connect()
+            let stale = state.withLock { state -> Bool in
+                if state.connection === connection {
+                    state.connectionDisposable = disposable
+                    return false
+                }
+                return true
+            }
+            if stale { disposable.dispose() }
+        }
+        return CompoundDisposable([subscription, ActionDisposable { [self] in release(connection) }])
+    }
+
+    private func release(_ connection: MulticastConnection<Value>) {
+        let disposable: (any Disposable)? = state.withLock { state in
+            state.subscriberCount -= 1
+            guard state.subscriberCount == 0, state.connection === connection else { return nil }
+            defer {
+                state.connection = nil
+                state.connectionDisposable = nil
+            }
+            return state.connectionDisposable
+        }
+        disposable?.dispose()
+    }
+}

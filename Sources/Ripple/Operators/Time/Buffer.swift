@@ -1,0 +1,115 @@
+extension SignalProtocol {
+    /// Sends values in arrays of `count` (RxSwift's `buffer(count:)`).
+    ///
+    ///     source: -1-2-3-4-5-|
+    ///     buffer: ---a---b---(c|)    (2: a = [1,2], b = [3,4], c = [5])
+    ///
+    /// Completion sends a partial array still waiting, then completes; an error drops it.
+    public func buffer(count: Int) -> Signal<[Value]> {
+        precondition(count >= 1, "buffer(count:) needs a count of at least 1, got \(count)")
+        return lift { downstream in
+            var waiting: [Value] = []
+            return .relay(
+                to: downstream,
+                next: { value in
+                    waiting.append(value)
+                    if waiting.count == count {
+                        let full = waiting
+                        waiting = []
+                        downstream.sendNext(full)
+                    }
+                },
+                completed: {
+                    if !waiting.isEmpty { downstream.sendNext(waiting) }
+                    downstream.sendCompleted()
+                })
+        }
+    }
+
+    /// Sends the values that arrived during each `timeSpan`, as one array at its end
+    /// (RAC's `bufferWithTime:onScheduler:`); a span with no values sends nothing.
+    ///
+    ///     source: -1-2---3-----|
+    ///     buffer: -----a-----b-|     (50 ms: a = [1,2], b = [3])
+    ///
+    /// Completion sends what is waiting, then completes; an error drops it.
+    public func buffer(timeSpan: Duration, on scheduler: any Scheduler) -> Signal<[Value]> {
+        precondition(timeSpan > .zero, "buffer(timeSpan:on:) needs a positive time span, got \(timeSpan)")
+        return Signal { downstream in
+            let driver = TimeBufferDriver<Value>(downstream)
+            let ticks = Signal<Int>.interval(timeSpan, on: scheduler).subscribeNext { _ in driver.flush() }
+            let source = self.subscribe(
+                next: { driver.append($0) },
+                error: { driver.finish(.error($0)) },
+                completed: { driver.finish(.completed) })
+            return CompoundDisposable([ticks, source])
+        }
+    }
+
+    /// Sends the latest value of `self` each time `sampler` sends, once `self` has sent one
+    /// (RAC's `sample:`). Completes when either completes; errors from either are forwarded.
+    ///
+    ///     source:  -1-2---3---|
+    ///     sampler: ---x-x---x-|
+    ///     sample:  ---2-2---3-|
+    public func sample<Sampler: SignalProtocol>(_ sampler: Sampler) -> Signal<Value> {
+        Signal { downstream in
+            let forwarder = SerialForwarder(downstream)
+            let latest = Lock(UncheckedSendable<Value?>(nil))
+            let source = self.subscribe(
+                next: { value in latest.withLock { $0.value = value } },
+                error: { forwarder.send(.error($0)) },
+                completed: { forwarder.send(.completed) })
+            let sampling = sampler.subscribe(
+                next: { _ in
+                    latest.withLock { if let value = $0.value { forwarder.enqueue(.next(value)) } }
+                    forwarder.drain()
+                },
+                error: { forwarder.send(.error($0)) },
+                completed: { forwarder.send(.completed) })
+            return CompoundDisposable([source, sampling])
+        }
+    }
+}
+
+/// One `buffer(timeSpan:on:)` subscription: the values of the current span.
+final class TimeBufferDriver<Value>: @unchecked Sendable {
+    /// Guarded by `state`.
+    private struct State: @unchecked Sendable {
+        var waiting: [Value] = []
+        var finished = false
+    }
+
+    private let forwarder: SerialForwarder<[Value]>
+    private let state = Lock(State())
+
+    init(_ downstream: any SubscriberProtocol<[Value]>) {
+        forwarder = SerialForwarder(downstream)
+    }
+
+    func append(_ value: Value) {
+        state.withLock { state in
+            if !state.finished { state.waiting.append(value) }
+        }
+    }
+
+    func flush() {
+        state.withLock { state in
+            if state.finished || state.waiting.isEmpty { return }
+            forwarder.enqueue(.next(state.waiting))
+            state.waiting = []
+        }
+        forwarder.drain()
+    }
+
+    func finish(_ event: Event<[Value]>) {
+        state.withLock { state in
+            if state.finished { return }
+            state.finished = true
+            if case .completed = event, !state.waiting.isEmpty { forwarder.enqueue(.next(state.waiting)) }
+            state.waiting = []
+            forwarder.enqueue(event)
+        }
+        forwarder.drain()
+    }
+}

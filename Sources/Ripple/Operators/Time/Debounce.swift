@@ -1,0 +1,79 @@
+extension SignalProtocol {
+    /// Sends a value only once `interval` has passed without a newer one (RAC's `throttle:`,
+    /// RxSwift's `debounce`).
+    ///
+    /// Each value restarts the wait and replaces the one waiting. Completion sends the value
+    /// still waiting, then completes; an error drops it and is forwarded at once.
+    ///
+    ///     source:   -a-b----c------|
+    ///     debounce: ------b----c---|    (30 ms)
+    ///
+    /// - Parameters:
+    ///   - interval: The quiet time a value must survive.
+    ///   - scheduler: The clock that times the wait and delivers the value.
+    public func debounce(_ interval: Duration, on scheduler: any Scheduler) -> Signal<Value> {
+        Signal { downstream in
+            let driver = DebounceDriver<Value>(interval: interval, scheduler: scheduler, downstream: downstream)
+            let source = self.subscribe(
+                next: { driver.next($0) },
+                error: { driver.finish(.error($0)) },
+                completed: { driver.finish(.completed) })
+            return CompoundDisposable([source, driver.timer])
+        }
+    }
+}
+
+/// One `debounce` subscription: the value waiting and the generation of its timer, so a
+/// timer overtaken by a newer value sends nothing.
+final class DebounceDriver<Value>: @unchecked Sendable {
+    /// Guarded by `state`.
+    private struct State: @unchecked Sendable {
+        var waiting: Value?
+        var generation = 0
+        var finished = false
+    }
+
+    private let interval: Duration
+    private let scheduler: any Scheduler
+    private let forwarder: SerialForwarder<Value>
+    private let state = Lock(State())
+    /// The timer of the value waiting; a newer value replaces (and cancels) it.
+    let timer = SerialDisposable()
+
+    init(interval: Duration, scheduler: any Scheduler, downstream: any SubscriberProtocol<Value>) {
+        self.interval = interval
+        self.scheduler = scheduler
+        forwarder = SerialForwarder(downstream)
+    }
+
+    func next(_ value: Value) {
+        let generation: Int? = state.withLock { state in
+            if state.finished { return nil }
+            state.waiting = value
+            state.generation += 1
+            return state.generation
+        }
+        guard let generation else { return }
+        timer.disposable = scheduler.schedule(after: interval) { [self] in fire(generation) }
+    }
+
+    private func fire(_ generation: Int) {
+        state.withLock { state in
+            guard !state.finished, state.generation == generation, let value = state.waiting.take() else { return }
+            forwarder.enqueue(.next(value))
+        }
+        forwarder.drain()
+    }
+
+    func finish(_ event: Event<Value>) {
+        state.withLock { state in
+            if state.finished { return }
+            state.finished = true
+            if case .completed = event, let value = state.waiting.take() { forwarder.enqueue(.next(value)) }
+            state.waiting = nil
+            forwarder.enqueue(event)
+        }
+        timer.dispose()
+        forwarder.drain()
+    }
+}

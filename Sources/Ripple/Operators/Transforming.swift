@@ -1,0 +1,145 @@
+extension SignalProtocol {
+    /// Transforms each value (RAC's `map:`).
+    ///
+    ///     source: -1-2-3-|
+    ///     map:    -2-4-6-|    ({ $0 * 2 })
+    ///
+    /// Errors and completion pass through; disposing disposes the upstream subscription.
+    public func map<U>(_ transform: @escaping (Value) -> U) -> Signal<U> {
+        lift { downstream in .relay(to: downstream, next: { downstream.sendNext(transform($0)) }) }
+    }
+
+    /// Forwards only the values that satisfy `isIncluded` (RAC's `filter:`).
+    ///
+    ///     source: -1-2-3-4-|
+    ///     filter: ---2---4-|  ({ $0 % 2 == 0 })
+    public func filter(_ isIncluded: @escaping (Value) -> Bool) -> Signal<Value> {
+        lift { downstream in .relay(to: downstream, next: { if isIncluded($0) { downstream.sendNext($0) } }) }
+    }
+
+    /// Transforms each value and drops the nils (RAC's `ignore:` + `map:`).
+    ///
+    ///     Signal.from(["1", "x", "3"]).compactMap { Int($0) }   // 1, 3
+    public func compactMap<U>(_ transform: @escaping (Value) -> U?) -> Signal<U> {
+        lift { downstream in
+            .relay(to: downstream, next: { if let mapped = transform($0) { downstream.sendNext(mapped) } })
+        }
+    }
+
+    /// Sends each running accumulation; the seed itself is not sent (RAC's `scanWithStart:reduce:`).
+    ///
+    ///     source: -1-2-3-|
+    ///     scan:   -1-3-6-|    (0, +)
+    public func scan<A>(_ initial: A, _ accumulate: @escaping (A, Value) -> A) -> Signal<A> {
+        lift { downstream in
+            var accumulator = initial
+            return .relay(to: downstream, next: { value in
+                accumulator = accumulate(accumulator, value)
+                downstream.sendNext(accumulator)
+            })
+        }
+    }
+
+    /// Sends the final accumulation once upstream completes (the seed for an empty source).
+    ///
+    ///     source: -1-2-3-|
+    ///     reduce: -------(6|)  (0, +)
+    ///
+    /// An error is forwarded and nothing is sent.
+    public func reduce<A>(_ initial: A, _ accumulate: @escaping (A, Value) -> A) -> Signal<A> {
+        lift { downstream in
+            var accumulator = initial
+            return .relay(
+                to: downstream,
+                next: { accumulator = accumulate(accumulator, $0) },
+                completed: {
+                    downstream.sendNext(accumulator)
+                    downstream.sendCompleted()
+                })
+        }
+    }
+
+    /// Sends every value as one array when upstream completes (`[]` for an empty source).
+    ///
+    ///     source:  -1-2-3-|
+    ///     collect: -------([1,2,3]|)
+    public func collect() -> Signal<[Value]> {
+        reduce([Value]()) { array, value in
+            var array = array
+            array.append(value)
+            return array
+        }
+    }
+
+    /// Drops every value; forwards only the terminal event (RAC's `ignoreValues`).
+    ///
+    ///     source: -1-2-|
+    ///     ignore: -----|
+    public func ignoreValues() -> Signal<Value> {
+        lift { downstream in .relay(to: downstream, next: { _ in }) }
+    }
+
+    /// Sends each event as a value, then completes (RAC's `materialize`).
+    ///
+    ///     source:      -1-#
+    ///     materialize: -n-(e|)   (`.next(1)`, `.error(e)`, then completed)
+    public func materialize() -> Signal<Event<Value>> {
+        lift { downstream in
+            .relay(
+                to: downstream,
+                next: { downstream.sendNext(.next($0)) },
+                error: { error in
+                    downstream.sendNext(.error(error))
+                    downstream.sendCompleted()
+                },
+                completed: {
+                    downstream.sendNext(.completed)
+                    downstream.sendCompleted()
+                })
+        }
+    }
+
+    /// Sends values equal to the previous one only once (RAC's `distinctUntilChanged`).
+    ///
+    ///     source:   -1-1-2-2-1-|
+    ///     distinct: -1---2---1-|
+    public func distinctUntilChanged() -> Signal<Value> where Value: Equatable {
+        distinctUntilChanged(by: ==)
+    }
+
+    /// Drops a value when `isSame(previous, value)` says it repeats the previous one sent.
+    ///
+    ///     s.distinctUntilChanged(by: { old, new in old.id == new.id })
+    public func distinctUntilChanged(by isSame: @escaping (Value, Value) -> Bool) -> Signal<Value> {
+        lift { downstream in
+            var previous: Value?
+            return .relay(to: downstream, next: { value in
+                if let previous, isSame(previous, value) { return }
+                previous = value
+                downstream.sendNext(value)
+            })
+        }
+    }
+
+    /// Sends `values` first, before subscribing upstream (RAC's `startWith:`).
+    ///
+    ///     source:    ---1-|
+    ///     startWith: 0--1-|   (0)
+    public func startWith(_ values: Value...) -> Signal<Value> {
+        Signal { downstream in
+            for value in values {
+                if downstream.isDisposed { return nil }
+                downstream.sendNext(value)
+            }
+            return self.subscribe(downstream)
+        }
+    }
+}
+
+extension SignalProtocol {
+    /// Turns `Event` values back into events (RAC's `dematerialize`): `.next(v)` sends v,
+    /// `.error` and `.completed` end the stream.
+    public func dematerialize<U>() -> Signal<U> where Value == Event<U> {
+        lift { downstream in .relay(to: downstream, next: { downstream.send($0) }) }
+    }
+}

@@ -1,0 +1,120 @@
+import Testing
+@testable import Ripple
+
+/// One operator applied to an `Int` upstream, its output erased to `String`, for the
+/// rules every operator shares: errors propagate, disposal disposes upstream.
+struct OperatorCase: CustomTestStringConvertible, Sendable {
+    let name: String
+    let apply: @Sendable (Signal<Int>, TestScheduler) -> Signal<String>
+    var testDescription: String { name }
+
+    init(_ name: String, _ apply: @escaping @Sendable (Signal<Int>, TestScheduler) -> Signal<String>) {
+        self.name = name
+        self.apply = apply
+    }
+
+    /// Every operator whose upstream error reaches its subscriber unchanged.
+    static let errorForwarding: [OperatorCase] = [
+        .init("map") { s, clock in s.map { "\($0)" } },
+        .init("filter") { s, clock in s.filter { $0 > 0 }.map { "\($0)" } },
+        .init("compactMap") { s, clock in s.compactMap { "\($0)" } },
+        .init("scan") { s, clock in s.scan(0, +).map { "\($0)" } },
+        .init("reduce") { s, clock in s.reduce(0, +).map { "\($0)" } },
+        .init("collect") { s, clock in s.collect().map { "\($0)" } },
+        .init("ignoreValues") { s, clock in s.ignoreValues().map { "\($0)" } },
+        .init("distinctUntilChanged") { s, clock in s.distinctUntilChanged().map { "\($0)" } },
+        .init("startWith") { s, clock in s.startWith(0).map { "\($0)" } },
+        .init("take") { s, clock in s.take(5).map { "\($0)" } },
+        .init("skip") { s, clock in s.skip(1).map { "\($0)" } },
+        .init("takeWhile") { s, clock in s.take(while: { $0 < 5 }).map { "\($0)" } },
+        .init("skipWhile") { s, clock in s.skip(while: { $0 < 5 }).map { "\($0)" } },
+        .init("takeUntil") { s, clock in s.take(until: Signal<Int>.never).map { "\($0)" } },
+        .init("first") { s, clock in s.first().map { "\($0)" } },
+        .init("last") { s, clock in s.last().map { "\($0)" } },
+        .init("merge") { s, clock in s.merge(Signal<Int>.never).map { "\($0)" } },
+        .init("concat") { s, clock in s.concat(Signal<Int>.just(1)).map { "\($0)" } },
+        .init("zip") { s, clock in s.zip(Signal<Int>.never).map { "\($0)" } },
+        .init("combineLatest") { s, clock in s.combineLatest(Signal<Int>.never).map { "\($0)" } },
+        .init("flatMap") { s, clock in s.flatMap { Signal.just($0) }.map { "\($0)" } },
+        .init("concatMap") { s, clock in s.concatMap { Signal.just($0) }.map { "\($0)" } },
+        .init("flatMapLatest") { s, clock in s.flatMapLatest { Signal.just($0) }.map { "\($0)" } },
+        .init("then") { s, clock in s.then(Signal<Int>.just(1)).map { "\($0)" } },
+        .init("retry(0)") { s, clock in s.retry(0).map { "\($0)" } },
+        .init("timeout") { s, clock in s.timeout(.seconds(1), on: clock).map { "\($0)" } },
+        .init("delay") { s, clock in s.delay(.seconds(1), on: clock).map { "\($0)" } },
+        .init("throttle") { s, clock in s.throttle(.seconds(1), on: clock).map { "\($0)" } },
+        .init("debounce") { s, clock in s.debounce(.seconds(1), on: clock).map { "\($0)" } },
+        .init("bufferCount") { s, clock in s.buffer(count: 2).map { "\($0)" } },
+        .init("bufferTime") { s, clock in s.buffer(timeSpan: .seconds(1), on: clock).map { "\($0)" } },
+        .init("sample") { s, clock in s.sample(Signal<Int>.never).map { "\($0)" } },
+        .init("onNext") { s, clock in s.onNext { _ in }.map { "\($0)" } },
+        .init("onError") { s, clock in s.onError { _ in }.map { "\($0)" } },
+        .init("onCompleted") { s, clock in s.onCompleted {}.map { "\($0)" } },
+        .init("onSubscribe") { s, clock in s.onSubscribe {}.map { "\($0)" } },
+        .init("onDispose") { s, clock in s.onDispose {}.map { "\($0)" } },
+        .init("subscribeOn") { s, clock in s.subscribe(on: ImmediateScheduler.shared).map { "\($0)" } },
+        .init("deliverOn") { s, clock in s.deliver(on: ImmediateScheduler.shared).map { "\($0)" } },
+        .init("publish.autoconnect") { s, clock in s.publish().autoconnect().map { "\($0)" } },
+        .init("share") { s, clock in s.share().map { "\($0)" } },
+        .init("replayLazily") { s, clock in s.replayLazily().map { "\($0)" } },
+        .init("takeDuring") { s, clock in s.take(during: keptAlive.lifetime).map { "\($0)" } },
+        .init("log") { s, clock in s.log("t", output: { _ in }).map { "\($0)" } },
+    ]
+
+    /// Every operator whose result's disposal disposes its upstream subscription.
+    /// A lifetime that never ends during the tests.
+    static let keptAlive = Lifetime.make()
+
+    /// Every operator whose result's disposal disposes its upstream subscription
+    /// (`replayLazily`, `replay` and `replayLast` keep their connection by design).
+    static let upstreamDisposing: [OperatorCase] = errorForwarding.filter { $0.name != "replayLazily" } + [
+        .init("materialize") { s, clock in s.materialize().map { "\($0)" } },
+        .init("catch") { s, clock in s.catch { _ in Signal<Int>.empty }.map { "\($0)" } },
+        .init("catchTo") { s, clock in s.catchTo(Signal<Int>.empty).map { "\($0)" } },
+        .init("retry(3)") { s, clock in s.retry(3).map { "\($0)" } },
+        .init("pipe") { s, clock in (s |> map { $0 + 1 } |> filter { $0 > 0 }).map { "\($0)" } },
+    ]
+}
+
+@Suite struct OperatorContractTests {
+    @Test(arguments: OperatorCase.errorForwarding)
+    func anUpstreamErrorReachesTheSubscriber(op: OperatorCase) {
+        let r = Recorder<String>()
+        let clock = TestScheduler()
+        op.apply(Signal<Int>.error(TestError()), clock).subscribe(r)
+        clock.advance(by: .milliseconds(1))
+        #expect(r.events.last == .error(TestError()))
+        #expect(r.events.filter(\.isTerminal).count == 1)
+    }
+
+    @Test(arguments: OperatorCase.upstreamDisposing)
+    func disposingTheResultDisposesTheUpstreamSubscriptionOnce(op: OperatorCase) {
+        let cleanups = Box(0)
+        let subscriptions = Box(0)
+        let upstream = Signal<Int> { _ in
+            subscriptions.mutate { $0 += 1 }
+            return ActionDisposable { cleanups.mutate { $0 += 1 } }
+        }
+        let clock = TestScheduler()
+        let d = op.apply(upstream, clock).subscribe(Recorder<String>())
+        clock.advance(by: .milliseconds(1))
+        #expect(subscriptions.value == 1)
+        #expect(cleanups.value == 0)
+        d.dispose()
+        d.dispose()
+        #expect(cleanups.value == 1)
+    }
+
+    @Test(arguments: OperatorCase.upstreamDisposing)
+    func nothingArrivesAfterTheResultIsDisposed(op: OperatorCase) {
+        let upstream = Subject<Int>()
+        let r = Recorder<String>()
+        let clock = TestScheduler()
+        let d = op.apply(upstream.asSignal(), clock).subscribe(r)
+        d.dispose()
+        upstream.sendNext(1)
+        upstream.sendCompleted()
+        clock.advance(by: .seconds(5))
+        #expect(r.events.isEmpty || r.events == [.next("0")])  // startWith sends before subscribing
+    }
+}

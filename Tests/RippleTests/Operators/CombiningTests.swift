@@ -1,0 +1,178 @@
+import Testing
+@testable import Ripple
+
+@Suite struct CombiningTests {
+    @Test func mergeInterleavesAndCompletesWhenAllHave() {
+        let clock = TestScheduler()
+        let a = Marbles.hot("-1---3-|", on: clock)
+        let b = Marbles.hot("---2---4-|", on: clock)
+        #expect(marbles(a.merge(b), on: clock) == "-1-2-3-4-|")
+        let c = TestScheduler()
+        let arrays = Signal.merge([Marbles.cold("-a|", on: c), Marbles.cold("--b|", on: c), Marbles.cold("c|", on: c)])
+        #expect(marbles(arrays, on: c) == "cab|")
+    }
+
+    @Test func mergeForwardsTheFirstErrorAndDisposesTheRest() {
+        let clock = TestScheduler()
+        let cleaned = Box(false)
+        let a = Marbles.hot("-1--#", on: clock)
+        let b = Signal<String> { _ in ActionDisposable { cleaned.value = true } }
+        #expect(marbles(a.merge(b), on: clock) == "-1--#")
+        #expect(cleaned.value)
+    }
+
+    @Test func concatSubscribesEachWhenThePreviousCompletes() {
+        let clock = TestScheduler()
+        let a = Marbles.cold("-1-2|", on: clock)
+        let b = Marbles.cold("-3|", on: clock)
+        #expect(marbles(a.concat(b), on: clock) == "-1-2-3|")
+        let c = TestScheduler()
+        #expect(marbles(Signal.concat([Marbles.cold("a|", on: c), Marbles.cold("b|", on: c), Marbles.cold("c|", on: c)]), on: c) == "abc|")
+    }
+
+    @Test func concatStopsAtAnError() {
+        let clock = TestScheduler()
+        let subscribedSecond = Box(false)
+        let second = Signal<String> { _ in subscribedSecond.value = true; return nil }
+        #expect(marbles(Marbles.cold("-1#", on: clock).concat(second), on: clock) == "-1#")
+        #expect(!subscribedSecond.value)
+    }
+
+    @Test func zipPairsTheNthValuesAndCompletesWhenNothingMoreCanPair() {
+        let clock = TestScheduler()
+        let a = Marbles.hot("-1-2---3-|", on: clock)
+        let b = Marbles.hot("---x-y|", on: clock)
+        let zipped = a.zip(b).map { "\($0)\($1)" }
+        let r = TimedRecorder<String>(clock)
+        zipped.subscribe(r)
+        clock.run()
+        #expect(r.entries.map(\.event) == [.next("1x"), .next("2y"), .completed])
+        #expect(r.entries.map(\.time) == [.milliseconds(30), .milliseconds(50), .milliseconds(60)])
+    }
+
+    @Test func zipOfThreeAndOfAnArray() {
+        let r3 = Recorder<String>()
+        Signal.from([1, 2]).zip(Signal.from(["a", "b"]), Signal.from([true, false])).map { "\($0)\($1)\($2)" }.subscribe(r3)
+        #expect(r3.events == [.next("1atrue"), .next("2bfalse"), .completed])
+        let ra = Recorder<[Int]>()
+        Signal<Int>.zip([Signal.from([1, 2]), Signal.from([3, 4]), Signal.from([5])]).subscribe(ra)
+        #expect(ra.events == [.next([1, 3, 5]), .completed])
+    }
+
+    @Test func combineLatestSendsOnceAllHaveSentAndCompletesWhenAllHave() {
+        let clock = TestScheduler()
+        let a = Marbles.hot("-1---2-----|", on: clock)
+        let b = Marbles.hot("---x---y-|", on: clock)
+        let r = TimedRecorder<String>(clock)
+        a.combineLatest(b).map { "\($0)\($1)" }.subscribe(r)
+        clock.run()
+        #expect(r.entries.map(\.event) == [.next("1x"), .next("2x"), .next("2y"), .completed])
+        #expect(r.entries.last?.time == .milliseconds(110))
+    }
+
+    @Test func combineLatestCompletesAtOnceWhenASourceCompletesEmpty() {
+        let r = Recorder<[Int]>()
+        Signal<Int>.combineLatest([Signal<Int>.never, Signal<Int>.empty]).subscribe(r)
+        #expect(r.events == [.completed])
+    }
+
+    @Test func combineLatestOfThree() {
+        let a = BehaviorSubject(1), b = BehaviorSubject("x"), c = BehaviorSubject(true)
+        let r = Recorder<String>()
+        a.combineLatest(b, c).map { "\($0)\($1)\($2)" }.subscribe(r)
+        b.sendNext("y")
+        #expect(r.values == ["1xtrue", "1ytrue"])
+    }
+
+    @Test func flatMapMergesInnerSignalsAndWaitsForAllToComplete() {
+        let clock = TestScheduler()
+        let outer = Marbles.hot("-a---b|", on: clock)
+        let result = outer.flatMap { letter in Marbles.cold("-\(letter)--\(letter)|", on: clock) }
+        #expect(marbles(result, on: clock) == "--a--ab--b|")
+    }
+
+    @Test func flatMapForwardsAnInnerError() {
+        let clock = TestScheduler()
+        let result = Marbles.hot("-a-b|", on: clock).flatMap { letter in
+            letter == "b" ? Marbles.cold("#", on: clock) : Marbles.cold("-x------|", on: clock)
+        }
+        #expect(marbles(result, on: clock) == "--x#")
+    }
+
+    @Test func concatMapRunsInnerSignalsOneAtATime() {
+        let clock = TestScheduler()
+        let outer = Marbles.hot("-ab---|", on: clock)
+        let result = outer.concatMap { letter in Marbles.cold("\(letter)-\(letter)|", on: clock) }
+        #expect(marbles(result, on: clock) == "-a-ab-b|")
+    }
+
+    @Test func switchToLatestDropsTheReplacedInner() {
+        let clock = TestScheduler()
+        let outer = Marbles.hot("-a---b---|", on: clock)
+        let result = outer.flatMapLatest { letter in Marbles.cold("-\(letter)-\(letter)-\(letter)|", on: clock) }
+        #expect(marbles(result, on: clock) == "--a-a-b-b-b|")
+        let subjects = Subject<Signal<Int>>()
+        let r = Recorder<Int>()
+        subjects.switchToLatest().subscribe(r)
+        let first = Subject<Int>(), second = Subject<Int>()
+        subjects.sendNext(first.asSignal())
+        first.sendNext(1)
+        subjects.sendNext(second.asSignal())
+        first.sendNext(2)
+        second.sendNext(3)
+        subjects.sendCompleted()
+        #expect(r.events == [.next(1), .next(3)])
+        second.sendCompleted()
+        #expect(r.events == [.next(1), .next(3), .completed])
+    }
+
+    @Test func thenIgnoresTheFirstSignalsValues() {
+        let r = Recorder<String>()
+        Signal.from([1, 2]).then(Signal.just("done")).subscribe(r)
+        #expect(r.events == [.next("done"), .completed])
+        let failed = Recorder<String>()
+        Signal<Int>.error(TestError()).then(Signal.just("never")).subscribe(failed)
+        #expect(failed.events == [.error(TestError())])
+    }
+}
+
+@Suite struct StackSafetyTests {
+    @Test func concatOfAMillionImmediateSignalsFinishes() {
+        let signals = (0..<1_000_000).map { Signal.just($0) }
+        var count = 0
+        var completed = false
+        Signal.concat(signals).subscribe(next: { _ in count += 1 }, completed: { completed = true })
+        #expect(count == 1_000_000)
+        #expect(completed)
+    }
+
+    @Test func concatMapOverAMillionImmediateInnerSignalsFinishes() {
+        var sum = 0
+        var completed = false
+        Signal.from(0..<1_000_000).concatMap { Signal.just($0 % 3) }
+            .subscribe(next: { sum += $0 }, completed: { completed = true })
+        #expect(sum == (0..<1_000_000).reduce(0) { $0 + $1 % 3 })
+        #expect(completed)
+    }
+
+    @Test func flatMapOverAMillionImmediateInnerSignalsFinishes() {
+        var count = 0
+        var completed = false
+        Signal.from(0..<1_000_000).flatMap { Signal.just($0) }
+            .subscribe(next: { _ in count += 1 }, completed: { completed = true })
+        #expect(count == 1_000_000)
+        #expect(completed)
+    }
+
+    @Test func combineLatestOfAHundredSignalsFinishes() {
+        let sources = (0..<100).map { BehaviorSubject($0) }
+        let r = Recorder<[Int]>()
+        Signal<Int>.combineLatest(sources).subscribe(r)
+        sources[50].sendNext(500)
+        sources.forEach { $0.sendCompleted() }
+        #expect(r.values.count == 2)
+        #expect(r.values.first == Array(0..<100))
+        #expect(r.values.last?[50] == 500)
+        #expect(r.isCompleted)
+    }
+}

@@ -2,8 +2,8 @@ extension SignalProtocol {
     /// Sends a value at once, then at most one value per `interval`: the latest one that
     /// arrived during the interval, at its end (RxSwift's `throttle(_:latest: true)`).
     ///
-    ///     source:   -a-b-c-----d-|
-    ///     throttle: -a---c-----d-|     (30 ms)
+    ///     source:   -a-b-c------d---|
+    ///     throttle: -a--b--c----d---|     (30 ms)
     ///
     /// Completion sends a value still waiting, then completes; an error drops it and is
     /// forwarded at once. Values are delivered on `scheduler` after the first of each burst.

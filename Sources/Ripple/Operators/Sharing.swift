@@ -35,8 +35,12 @@ public final class MulticastConnection<Value>: SignalProtocol, @unchecked Sendab
     }
 
     /// Subscribes the subject to the source, once; returns the connection's disposable.
+    ///
+    /// When the subject has already ended (a finished source, say), there is nothing to
+    /// connect: the source is not run again and a disposed disposable is returned.
     @discardableResult
     public func connect() -> any Disposable {
+        if subject.isDisposed { return DisposedDisposable.shared }
         let (connection, isNew) = state.withLock { state -> (SerialDisposable, Bool) in
             if let existing = state.connection, !existing.isDisposed { return (existing, false) }
             let connection = SerialDisposable()
@@ -51,8 +55,9 @@ public final class MulticastConnection<Value>: SignalProtocol, @unchecked Sendab
     /// last one leaves (RAC's `autoconnect`, RxSwift's `refCount`).
     ///
     /// The subject is kept: a subscriber arriving after the count dropped to zero connects
-    /// again, into the same subject, so it first sees what that subject replays (for a
-    /// `Subject` that finished: just its terminal event).
+    /// again, into the same subject, and first sees what that subject replays. If the
+    /// subject has ended (a finite source finished), the source is not run again: the late
+    /// subscriber gets the subject's terminal event (after its replay, for a `ReplaySubject`).
     public func autoconnect() -> Signal<Value> {
         Signal { subscriber in
             let subscription = self.subject.subscribe(subscriber)

@@ -43,3 +43,14 @@ final class OverlapDetector: @unchecked Sendable {
     }
     func leave() { inside.subtract(1, ordering: .acquiringAndReleasing) }
 }
+
+/// Waits without blocking a thread (for tests whose work runs on Swift Concurrency's pool).
+@discardableResult
+func eventually(timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while !condition() {
+        if Date() > deadline { return false }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return true
+}

@@ -1,0 +1,139 @@
+import Testing
+@testable import Ripple
+
+@Suite struct SharingTests {
+    /// A finite cold source that counts how often it runs.
+    private func countedSource(_ runs: Box<Int>) -> Signal<Int> {
+        Signal { s in
+            runs.mutate { $0 += 1 }
+            s.sendNext(1); s.sendNext(2); s.sendNext(3)
+            s.sendCompleted()
+            return nil
+        }
+    }
+
+    @Test func multicastSubscribesTheSourceOnceOnConnectAndConnectIsIdempotent() {
+        let source = Subject<Int>()
+        let subscriptions = Box(0)
+        let connection = source.onSubscribe { subscriptions.mutate { $0 += 1 } }.multicast(Subject())
+        let a = Recorder<Int>(), b = Recorder<Int>()
+        connection.signal.subscribe(a)
+        connection.subscribe(b)
+        source.sendNext(0)
+        let first = connection.connect()
+        let second = connection.connect()
+        #expect(first === second)
+        #expect(subscriptions.value == 1)
+        source.sendNext(1)
+        #expect(a.values == [1])
+        #expect(b.values == [1])
+        first.dispose()
+        source.sendNext(2)
+        #expect(a.values == [1])
+        connection.connect()
+        source.sendNext(3)
+        #expect(a.values == [1, 3])
+        #expect(subscriptions.value == 2)
+    }
+
+    @Test func autoconnectConnectsOnTheFirstSubscriberAndDisconnectsAtZero() {
+        let source = Subject<Int>()
+        let live = Box(0)
+        let shared = source
+            .onSubscribe { live.mutate { $0 += 1 } }
+            .onDispose { live.mutate { $0 -= 1 } }
+            .publish().autoconnect()
+        #expect(live.value == 0)
+        let a = shared.subscribe(Recorder<Int>())
+        let b = shared.subscribe(Recorder<Int>())
+        #expect(live.value == 1)
+        a.dispose()
+        #expect(live.value == 1)
+        b.dispose()
+        #expect(live.value == 0)
+        let c = shared.subscribe(Recorder<Int>())
+        #expect(live.value == 1)  // a new subscriber connects again
+        c.dispose()
+    }
+
+    @Test func autoconnectKeepsTheSubjectSoALateSubscriberToAFinishedSourceGetsItsEnd() {
+        let runs = Box(0)
+        let shared = countedSource(runs).publish().autoconnect()
+        let first = Recorder<Int>(), late = Recorder<Int>()
+        shared.subscribe(first)
+        shared.subscribe(late)
+        #expect(first.events == [.next(1), .next(2), .next(3), .completed])
+        #expect(late.events == [.completed])
+        #expect(runs.value == 1)
+    }
+
+    @Test func shareResetsSoALateSubscriberToAFinishedSourceRunsItAgain() {
+        let runs = Box(0)
+        let shared = countedSource(runs).share()
+        let first = Recorder<Int>(), late = Recorder<Int>()
+        shared.subscribe(first)
+        shared.subscribe(late)
+        #expect(first.events == [.next(1), .next(2), .next(3), .completed])
+        #expect(late.events == first.events)
+        #expect(runs.value == 2)
+    }
+
+    @Test func shareSharesOneSubscriptionAmongCurrentSubscribers() {
+        let source = Subject<Int>()
+        let subscriptions = Box(0)
+        let shared = source.onSubscribe { subscriptions.mutate { $0 += 1 } }.share()
+        let a = Recorder<Int>(), b = Recorder<Int>()
+        let da = shared.subscribe(a)
+        let db = shared.subscribe(b)
+        source.sendNext(1)
+        #expect(subscriptions.value == 1)
+        #expect(a.values == [1] && b.values == [1])
+        da.dispose(); db.dispose()
+        shared.subscribe(Recorder<Int>())
+        #expect(subscriptions.value == 2)
+    }
+
+    @Test func replayConnectsAtOnceAndReplaysEverything() {
+        let runs = Box(0)
+        let replayed = countedSource(runs).replay()
+        #expect(runs.value == 1)
+        let late = Recorder<Int>()
+        replayed.subscribe(late)
+        #expect(late.events == [.next(1), .next(2), .next(3), .completed])
+        #expect(runs.value == 1)
+    }
+
+    @Test func replayLastConnectsAtOnceAndReplaysTheLatestValue() {
+        let runs = Box(0)
+        let replayed = countedSource(runs).replayLast()
+        #expect(runs.value == 1)
+        let late = Recorder<Int>()
+        replayed.subscribe(late)
+        #expect(late.events == [.next(3), .completed])
+    }
+
+    @Test func replayLazilyConnectsOnTheFirstSubscriberAndKeepsTheConnection() {
+        let runs = Box(0)
+        let replayed = countedSource(runs).replayLazily(capacity: 2)
+        #expect(runs.value == 0)
+        let first = Recorder<Int>(), late = Recorder<Int>()
+        replayed.subscribe(first)
+        #expect(runs.value == 1)
+        replayed.subscribe(late)
+        #expect(first.events == [.next(1), .next(2), .next(3), .completed])
+        #expect(late.events == [.next(2), .next(3), .completed])
+        #expect(runs.value == 1)
+    }
+
+    @Test func replayLazilyKeepsTheSourceSubscribedWhenSubscribersLeave() {
+        let source = Subject<Int>()
+        let live = Box(0)
+        let replayed = source.onSubscribe { live.mutate { $0 += 1 } }.onDispose { live.mutate { $0 -= 1 } }.replayLazily()
+        replayed.subscribe(Recorder<Int>()).dispose()
+        #expect(live.value == 1)
+        source.sendNext(5)
+        let late = Recorder<Int>()
+        replayed.subscribe(late)
+        #expect(late.values == [5])
+    }
+}

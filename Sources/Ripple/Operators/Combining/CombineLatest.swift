@@ -91,12 +91,7 @@ final class CombineLatestDriver<Value>: @unchecked Sendable {
     }
 
     func fail(_ error: any Error) {
-        let first = state.withLock { state in
-            if state.finished { return false }
-            state.finished = true
-            forwarder.enqueue(.error(error))
-            return true
-        }
-        if first { forwarder.drain() }
+        state.withLock { $0.finished = true }
+        forwarder.send(.error(error))  // dropped if the stream already ended
     }
 }

@@ -1,0 +1,71 @@
+import Testing
+@testable import Ripple
+
+@Suite struct OperatorConcurrencyTests {
+    @Test func mergeOfSignalsSendingOnFourThreadsDeliversEverythingThenOneCompletion() {
+        for _ in 0..<20 {
+            let subjects = (0..<4).map { _ in Subject<Int>() }
+            let detector = OverlapDetector()
+            let values = Box<[Int]>([])
+            let completions = Box(0)
+            Signal.merge(subjects).subscribe(
+                next: { v in detector.enter(); values.mutate { $0.append(v) }; detector.leave() },
+                completed: { completions.mutate { $0 += 1 } })
+            runConcurrently(threads: 4) { thread in
+                for i in 0..<1_000 { subjects[thread].sendNext(thread * 1_000 + i) }
+                subjects[thread].sendCompleted()
+            }
+            #expect(values.value.count == 4_000)
+            #expect(completions.value == 1)
+            #expect(detector.overlapCount == 0)
+        }
+    }
+
+    @Test func flatMapWithInnerSignalsOnABackgroundSchedulerKeepsTheGrammar() {
+        for _ in 0..<10 {
+            let events = Box<[Event<Int>]>([])
+            let done = Box(false)
+            Signal.from(0..<200)
+                .flatMap { Signal.from([$0, $0]).subscribe(on: BackgroundScheduler()) }
+                .subscribe(
+                    next: { v in events.mutate { $0.append(.next(v)) } },
+                    error: { e in events.mutate { $0.append(.error(e)) } },
+                    completed: { events.mutate { $0.append(.completed) }; done.value = true })
+            #expect(waitUntil { done.value })
+            let recorded = events.value
+            #expect(recorded.count == 401)
+            #expect(recorded.last == .completed)
+            #expect(recorded.filter(\.isTerminal).count == 1)
+        }
+    }
+
+    @Test func combineLatestFedFromTwoThreadsEndsWithBothLatestValues() {
+        for _ in 0..<20 {
+            let a = Subject<Int>(), b = Subject<Int>()
+            let last = Box<(Int, Int)?>(nil)
+            a.combineLatest(b).subscribeNext { pair in last.value = pair }
+            runConcurrently(threads: 2) { thread in
+                let subject = thread == 0 ? a : b
+                for i in 0...1_000 { subject.sendNext(i) }
+            }
+            #expect(last.value?.0 == 1_000)
+            #expect(last.value?.1 == 1_000)
+        }
+    }
+
+    @Test func shareSubscribedAndDisposedFromManyThreadsStaysConsistent() {
+        for _ in 0..<20 {
+            let source = Subject<Int>()
+            let live = Box(0)
+            let shared = source.onSubscribe { live.mutate { $0 += 1 } }.onDispose { live.mutate { $0 -= 1 } }.share()
+            runConcurrently(threads: 4) { _ in
+                for _ in 0..<100 {
+                    let d = shared.subscribe(next: { _ in })
+                    source.sendNext(1)
+                    d.dispose()
+                }
+            }
+            #expect(live.value == 0)
+        }
+    }
+}

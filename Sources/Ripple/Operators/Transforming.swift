@@ -143,3 +143,41 @@ extension SignalProtocol {
         lift { downstream in .relay(to: downstream, next: { downstream.send($0) }) }
     }
 }
+
+extension SignalProtocol {
+    /// Transforms each value with a throwing closure; a thrown error ends the stream with
+    /// that error and disposes upstream (Combine's `tryMap`).
+    ///
+    ///     Signal.from(["1", "x"]).tryMap { try parse($0) }   // 1, then the parse error
+    public func tryMap<U>(_ transform: @escaping (Value) throws -> U) -> Signal<U> {
+        lift { downstream in
+            .relay(to: downstream, next: { value in
+                do { downstream.sendNext(try transform(value)) } catch { downstream.sendError(error) }
+            })
+        }
+    }
+
+    /// Forwards the values `isIncluded` accepts; a thrown error ends the stream (Combine's `tryFilter`).
+    public func tryFilter(_ isIncluded: @escaping (Value) throws -> Bool) -> Signal<Value> {
+        lift { downstream in
+            .relay(to: downstream, next: { value in
+                do { if try isIncluded(value) { downstream.sendNext(value) } } catch { downstream.sendError(error) }
+            })
+        }
+    }
+
+    /// `scan` with a throwing accumulator; a thrown error ends the stream (Combine's `tryScan`).
+    public func tryScan<A>(_ initial: A, _ accumulate: @escaping (A, Value) throws -> A) -> Signal<A> {
+        lift { downstream in
+            var accumulator = initial
+            return .relay(to: downstream, next: { value in
+                do {
+                    accumulator = try accumulate(accumulator, value)
+                    downstream.sendNext(accumulator)
+                } catch {
+                    downstream.sendError(error)
+                }
+            })
+        }
+    }
+}

@@ -256,3 +256,39 @@ import Testing
         #expect(r.events == [.next(9), .completed])
     }
 }
+
+@Suite struct ThrowingTransformTests {
+    struct NotANumber: Error, Equatable {}
+
+    @Test func tryMapEndsTheStreamWithTheThrownErrorAndDisposesUpstream() {
+        let subject = Subject<String>()
+        let r = Recorder<Int>()
+        subject.tryMap { text -> Int in
+            guard let n = Int(text) else { throw NotANumber() }
+            return n
+        }.subscribe(r)
+        subject.sendNext("1")
+        subject.sendNext("x")
+        subject.sendNext("2")
+        #expect(r.values == [1])
+        #expect(r.events.last?.error is NotANumber)
+        #expect(subject.storage.subscriberCount == 0)
+    }
+
+    @Test func tryFilterAndTryScanEndTheStreamWhenTheyThrow() {
+        let filtered = Recorder<String>()
+        Signal.from(["2", "x", "4"]).tryFilter { text in
+            guard let n = Int(text) else { throw NotANumber() }
+            return n > 1
+        }.subscribe(filtered)
+        #expect(filtered.values == ["2"])
+        #expect(filtered.isFailed)
+        let scanned = Recorder<Int>()
+        Signal.from(["1", "2", "x"]).tryScan(0) { sum, text in
+            guard let n = Int(text) else { throw NotANumber() }
+            return sum + n
+        }.subscribe(scanned)
+        #expect(scanned.values == [1, 3])
+        #expect(scanned.isFailed)
+    }
+}

@@ -9,8 +9,14 @@ let package = Package(
     ],
     targets: [
         .target(name: "Ripple", path: "Sources/Ripple"),
-        .executableTarget(name: "ripple-playground", dependencies: ["Ripple"], path: "Playground"),
+        .target(name: "RipplePlayground", dependencies: ["Ripple"], path: "Sources/RipplePlayground"),
+        .executableTarget(name: "ripple-playground", dependencies: ["RipplePlayground"], path: "Playground"),
         .testTarget(name: "RippleTests", dependencies: ["Ripple"], path: "Tests/RippleTests"),
+        .testTarget(
+            name: "PlaygroundTests",
+            dependencies: ["RipplePlayground", "ripple-playground"],
+            path: "Tests/PlaygroundTests",
+            resources: [.copy("Golden")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,234 @@
+import Ripple
+
+/// Runs a checked script on Ripple itself: real subjects, cold signals, promises and
+/// operators on one `TestScheduler`. Every event a subscriber receives becomes one output line.
+public final class Interpreter {
+    /// How output looks.
+    public struct Options: Sendable {
+        /// Prefix each line with its virtual time, e.g. `[ 120ms] A: next 2`.
+        public var times: Bool
+        /// Draw the marble diagram after the run.
+        public var marbles: Bool
+
+        public init(times: Bool = false, marbles: Bool = false) {
+            self.times = times
+            self.marbles = marbles
+        }
+    }
+
+    /// An object to own weak-owner observers; `release` drops the last reference to it.
+    final class Owner {}
+
+    private let clock = TestScheduler()
+    private let options: Options
+    private let output: (String) -> Void
+    private let timeline = Timeline()
+
+    private var signals: [String: Signal<String>] = [:]
+    private var inputs: [String: any SubscriberProtocol<String>] = [:]
+    private var connections: [String: MulticastConnection<String>] = [:]
+    private var promises: [String: Promise<String>] = [:]
+    private var valuePromises: [String: ValuePromise<String>] = [:]
+    private var subscriptions: [String: any Disposable] = [:]
+    private var owners: [String: Owner] = [:]
+    /// Keeps source recorders alive for the marble rows.
+    private var recorders: [any Disposable] = []
+
+    public init(options: Options = Options(), output: @escaping (String) -> Void) {
+        self.options = options
+        self.output = output
+    }
+
+    /// Runs every statement in order, then draws the diagram if asked.
+    public func run(_ script: Script) {
+        for statement in script.statements { execute(statement.action) }
+        if options.marbles { drawMarbles() }
+    }
+
+    // MARK: Statements
+
+    private func execute(_ action: Action) {
+        switch action {
+        case .subject(let name):
+            addSource(name, Subject<String>())
+        case .behavior(let name, let value):
+            addSource(name, BehaviorSubject(value))
+        case .replay(let name, let capacity, let maxAge):
+            if let maxAge {
+                addSource(name, ReplaySubject<String>(capacity: capacity ?? .max, maxAge: maxAge, scheduler: clock))
+            } else {
+                addSource(name, ReplaySubject<String>(capacity: capacity ?? .max))
+            }
+        case .cold(let name, _, let frames):
+            signals[name] = coldSignal(frames)
+            timeline.recordDefinition(row: timeline.addRow("\(name) (cold)"), frames: frames)
+        case .derive(let name, let source, let operators):
+            var signal = signals[source]!
+            for op in operators { signal = apply(op, to: signal, letName: name) }
+            signals[name] = signal
+        case .subscribe(let sub, let source):
+            let row = timeline.addRow(sub)
+            subscriptions[sub] = signals[source]!.subscribe(
+                next: { [unowned self] in emit("\(sub): next \($0)", row: row, event: .next($0)) },
+                error: { [unowned self] in emit("\(sub): error \($0)", row: row, event: .error($0)) },
+                completed: { [unowned self] in emit("\(sub): completed", row: row, event: .completed) })
+        case .observe(let sub, let source, let ownerName):
+            let row = timeline.addRow(sub)
+            subscriptions[sub] = signals[source]!.observe(owner: owners[ownerName] ?? Owner()) { [unowned self] _, value in
+                emit("\(sub): next \(value)", row: row, event: .next(value))
+            }
+        case .dispose(let sub):
+            subscriptions[sub]?.dispose()
+        case .send(let name, let values):
+            for value in values { inputs[name]!.sendNext(value) }
+        case .complete(let name):
+            inputs[name]!.sendCompleted()
+        case .fail(let name, let message):
+            inputs[name]!.sendError(ScriptFailure(message: message))
+        case .wait(let duration):
+            clock.advance(by: duration)
+        case .marbles:
+            drawMarbles()
+        case .print(let text):
+            line(text)
+        case .promise(let name):
+            let promise = Promise<String>()
+            promises[name] = promise
+            addRecordedSource(name, promise.get())
+        case .valuePromise(let name, let value, let ignoreRepeated):
+            let promise = ValuePromise(value, ignoreRepeated: ignoreRepeated)
+            valuePromises[name] = promise
+            addRecordedSource(name, promise.get())
+        case .setPromise(let name, let source):
+            promises[name]!.set(signals[source]!)
+        case .setValue(let name, let value):
+            valuePromises[name]!.set(value)
+        case .connect(let name):
+            connections[name]?.connect()
+        case .owner(let name):
+            owners[name] = Owner()
+        case .release(let name):
+            owners[name] = nil
+        }
+    }
+
+    private func addSource<S: SignalProtocol & SubscriberProtocol>(_ name: String, _ subject: S) where S.Value == String {
+        inputs[name] = subject
+        addRecordedSource(name, subject.asSignal())
+    }
+
+    /// Registers a hot source and records what it emits on its own marble row.
+    private func addRecordedSource(_ name: String, _ signal: Signal<String>) {
+        signals[name] = signal
+        let row = timeline.addRow(name)
+        recorders.append(signal.subscribe(
+            next: { [unowned self] in timeline.record(.next($0), row: row, at: clock.now) },
+            error: { [unowned self] in timeline.record(.error($0), row: row, at: clock.now) },
+            completed: { [unowned self] in timeline.record(.completed, row: row, at: clock.now) }))
+    }
+
+    /// A cold signal from marbles: each subscription plays them from its own start; frame 0
+    /// is sent during the subscription itself.
+    private func coldSignal(_ frames: [[MarbleEvent]]) -> Signal<String> {
+        let clock = self.clock
+        return Signal { subscriber in
+            let timers = CompoundDisposable()
+            for (index, events) in frames.enumerated() where !events.isEmpty {
+                let send: @Sendable () -> Void = {
+                    for event in events {
+                        switch event {
+                        case .value(let value): subscriber.sendNext(value)
+                        case .completed: subscriber.sendCompleted()
+                        case .error: subscriber.sendError(ScriptFailure(message: "error"))
+                        }
+                    }
+                }
+                if index == 0 { send() } else { timers.add(clock.schedule(after: Timeline.frame * index, send)) }
+            }
+            return timers
+        }
+    }
+
+    // MARK: Operators
+
+    private func apply(_ op: Operator, to signal: Signal<String>, letName: String) -> Signal<String> {
+        switch op {
+        case .mapAdd(let n): return signal.tryMap { try Arithmetic.add(n, to: $0) }
+        case .mapMultiply(let n): return signal.tryMap { try Arithmetic.multiply($0, by: n) }
+        case .filterGreater(let n): return signal.tryFilter { try Arithmetic.integer($0) > n }
+        case .filterLess(let n): return signal.tryFilter { try Arithmetic.integer($0) < n }
+        case .filterEven: return signal.tryFilter { try Arithmetic.integer($0) % 2 == 0 }
+        case .filterOdd: return signal.tryFilter { try Arithmetic.integer($0) % 2 != 0 }
+        case .take(let n): return signal.take(n)
+        case .skip(let n): return signal.skip(n)
+        case .distinct: return signal.distinctUntilChanged()
+        case .scanAdd: return signal.tryScan("0") { sum, value in try Arithmetic.add(Arithmetic.integer(value), to: sum) }
+        case .startWith(let value): return signal.startWith(value)
+        case .delay(let duration): return signal.delay(duration, on: clock)
+        case .throttle(let duration): return signal.throttle(duration, on: clock)
+        case .debounce(let duration): return signal.debounce(duration, on: clock)
+        case .merge(let other): return signal.merge(signals[other]!)
+        case .concat(let other): return signal.concat(signals[other]!)
+        case .zip(let other): return signal.zip(signals[other]!).map { "(\($0),\($1))" }
+        case .combineLatest(let other): return signal.combineLatest(signals[other]!).map { "(\($0),\($1))" }
+        case .takeUntil(let other): return signal.take(until: signals[other]!)
+        case .replayLast: return signal.replayLast()
+        case .publish:
+            let connection = signal.publish()
+            connections[letName] = connection
+            return connection.signal
+        case .share: return signal.share()
+        }
+    }
+
+    // MARK: Output
+
+    private func emit(_ text: String, row: Int, event: Event<String>) {
+        timeline.record(event, row: row, at: clock.now)
+        line(text)
+    }
+
+    private func line(_ text: String) {
+        if options.times {
+            let milliseconds = String(Int(clock.now / .milliseconds(1)))
+            let padded = String(repeating: " ", count: max(0, 4 - milliseconds.count)) + milliseconds
+            output("[\(padded)ms] \(text)")
+        } else {
+            output(text)
+        }
+    }
+
+    private func drawMarbles() {
+        for text in timeline.render(now: clock.now) { output(text) }
+    }
+}
+
+/// The error of `fail NAME MESSAGE` and of a `#` marble; prints as its message.
+struct ScriptFailure: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+/// Integer arithmetic on script values, which are words unless they spell an integer.
+enum Arithmetic {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func integer(_ value: String) throws -> Int {
+        guard let n = Int(value) else { throw Failure(description: "not an integer: \(value)") }
+        return n
+    }
+
+    static func add(_ n: Int, to value: String) throws -> String {
+        let (sum, overflow) = try integer(value).addingReportingOverflow(n)
+        if overflow { throw Failure(description: "integer overflow: \(value) + \(n)") }
+        return String(sum)
+    }
+
+    static func multiply(_ value: String, by n: Int) throws -> String {
+        let (product, overflow) = try integer(value).multipliedReportingOverflow(by: n)
+        if overflow { throw Failure(description: "integer overflow: \(value) * \(n)") }
+        return String(product)
+    }
+}

@@ -1,0 +1,403 @@
+/// Parses and checks a whole script before anything runs: every statement's shape, every
+/// name (defined once, before use, of the right kind), every number and duration. All
+/// problems are reported, each at its line and column.
+public struct Script {
+    let statements: [Statement]
+
+    /// The most operators one `let` may chain (deeper pipelines are refused, not crashed on).
+    static let maximumPipelineLength = 1_000
+
+    /// Parses `bytes` (the raw file, any encoding problems included).
+    public static func parse(_ bytes: [UInt8]) -> Result<Script, ScriptErrors> {
+        let (lines, lexical) = Lexer.lines(of: bytes)
+        var parser = Parser()
+        var diagnostics = lexical
+        var statements: [Statement] = []
+        for line in lines {
+            switch parser.statement(line) {
+            case .success(let statement): statements.append(statement)
+            case .failure(let diagnostic): diagnostics.append(diagnostic)
+            }
+        }
+        if diagnostics.isEmpty { return .success(Script(statements: statements)) }
+        return .failure(ScriptErrors(diagnostics: diagnostics.sorted { ($0.line, $0.column) < ($1.line, $1.column) }))
+    }
+
+    /// Parses script text.
+    public static func parse(_ text: String) -> Result<Script, ScriptErrors> {
+        parse(Array(text.utf8))
+    }
+}
+
+/// The statement parser: keeps the names defined so far, in order.
+struct Parser {
+    private var names: [String: (kind: NameKind, line: Int)] = [:]
+
+    private struct Failure: Error {
+        let diagnostic: Diagnostic
+    }
+
+    mutating func statement(_ line: Line) -> Result<Statement, Diagnostic> {
+        var cursor = Cursor(line: line)
+        do {
+            let action = try parseAction(&cursor)
+            try cursor.expectEnd()
+            return .success(Statement(line: line.number, action: action))
+        } catch let failure as Failure {
+            return .failure(failure.diagnostic)
+        } catch {
+            return .failure(Diagnostic(line: line.number, column: 1, message: "\(error)"))
+        }
+    }
+
+    // MARK: Statements
+
+    private mutating func parseAction(_ cursor: inout Cursor) throws -> Action {
+        let keyword = try cursor.next("a statement")
+        switch keyword.text {
+        case "subject":
+            return .subject(try define(&cursor, as: .subject))
+        case "behavior":
+            let name = try define(&cursor, as: .behavior)
+            return .behavior(name, value: try cursor.next("a default value").text)
+        case "replay":
+            return try parseReplay(&cursor)
+        case "cold":
+            let name = try define(&cursor, as: .cold)
+            let marbles = try cursor.next("a marble string such as \"-a-b-|\"")
+            return .cold(name, marbles: marbles.text, frames: try parseMarbles(marbles, cursor.line))
+        case "let":
+            return try parseLet(&cursor)
+        case "subscribe":
+            let sub = try newName(&cursor)
+            try cursor.expectWord("to")
+            let source = try use(&cursor, where: \.isSignal, expected: "a signal")
+            names[sub] = (.subscriber, cursor.line)
+            return .subscribe(sub, source: source)
+        case "observe":
+            let sub = try newName(&cursor)
+            try cursor.expectWord("to")
+            let source = try use(&cursor, where: \.isSignal, expected: "a signal")
+            try cursor.expectWord("owner")
+            let owner = try use(&cursor, where: { $0 == .owner }, expected: "an owner")
+            names[sub] = (.subscriber, cursor.line)
+            return .observe(sub, source: source, owner: owner)
+        case "dispose":
+            return .dispose(try use(&cursor, where: { $0 == .subscriber }, expected: "a subscriber"))
+        case "send":
+            let name = try useSendable(&cursor, verb: "send to")
+            var values: [String] = []
+            while let value = cursor.peek() {
+                values.append(value.text)
+                cursor.advance()
+            }
+            if values.isEmpty { throw cursor.failure(at: cursor.endColumn, "expected a value to send") }
+            return .send(name, values: values)
+        case "complete":
+            return .complete(try useSendable(&cursor, verb: "complete"))
+        case "fail":
+            let name = try useSendable(&cursor, verb: "fail")
+            return .fail(name, message: cursor.rest() ?? "error")
+        case "wait":
+            return .wait(try duration(&cursor))
+        case "marbles":
+            return .marbles
+        case "print":
+            return .print(cursor.rest() ?? "")
+        case "promise":
+            return .promise(try define(&cursor, as: .promise))
+        case "valuepromise":
+            let name = try define(&cursor, as: .valuePromise)
+            let value = try cursor.next("an initial value").text
+            var ignoreRepeated = false
+            if let flag = cursor.peek() {
+                guard flag.text == "ignoreRepeated" else {
+                    throw cursor.failure(at: flag.column, "expected 'ignoreRepeated' or the end of the line, found \(quoted(flag.text))")
+                }
+                ignoreRepeated = true
+                cursor.advance()
+            }
+            return .valuePromise(name, value: value, ignoreRepeated: ignoreRepeated)
+        case "set":
+            let name = try use(&cursor, where: { $0 == .promise || $0 == .valuePromise }, expected: "a promise or value promise")
+            if names[name]?.kind == .promise {
+                return .setPromise(name, source: try use(&cursor, where: \.isSignal, expected: "a signal"))
+            }
+            return .setValue(name, value: try cursor.next("a value").text)
+        case "connect":
+            return .connect(try use(&cursor, where: { $0 == .derived(published: true) },
+                                    expected: "a signal made with 'let … |> publish'"))
+        case "owner":
+            return .owner(try define(&cursor, as: .owner))
+        case "release":
+            return .release(try use(&cursor, where: { $0 == .owner }, expected: "an owner"))
+        default:
+            throw cursor.failure(at: keyword.column, "unknown statement \(quoted(keyword.text))")
+        }
+    }
+
+    private mutating func parseReplay(_ cursor: inout Cursor) throws -> Action {
+        let name = try define(&cursor, as: .replay)
+        var capacity: Int?
+        var maxAge: Duration?
+        if let token = cursor.peek(), token.text != "maxage" {
+            cursor.advance()
+            guard let value = Int(token.text), value >= 1 else {
+                throw cursor.failure(at: token.column, "bad capacity \(quoted(token.text)); expected a whole number of at least 1")
+            }
+            capacity = value
+        }
+        if let token = cursor.peek() {
+            guard token.text == "maxage" else {
+                throw cursor.failure(at: token.column, "expected 'maxage' or the end of the line, found \(quoted(token.text))")
+            }
+            cursor.advance()
+            maxAge = try duration(&cursor)
+        }
+        return .replay(name, capacity: capacity, maxAge: maxAge)
+    }
+
+    private mutating func parseLet(_ cursor: inout Cursor) throws -> Action {
+        let nameToken = try cursor.next("a name")
+        try checkNew(nameToken, cursor)
+        try cursor.expectWord("=")
+        let source = try use(&cursor, where: \.isSignal, expected: "a signal")
+        var operators: [Operator] = []
+        var published = false
+        while cursor.peek() != nil {
+            try cursor.expectWord("|>")
+            let op = try parseOperator(&cursor)
+            if case .publish = op { published = true }
+            operators.append(op)
+            if operators.count > Script.maximumPipelineLength {
+                throw cursor.failure(at: 1, "too many operators in one 'let' (at most \(Script.maximumPipelineLength))")
+            }
+        }
+        if operators.isEmpty { throw cursor.failure(at: cursor.endColumn, "expected '|>' and an operator after the source") }
+        names[nameToken.text] = (.derived(published: published), cursor.line)
+        return .derive(nameToken.text, source: source, operators: operators)
+    }
+
+    private mutating func parseOperator(_ cursor: inout Cursor) throws -> Operator {
+        let name = try cursor.next("an operator")
+        switch name.text {
+        case "map":
+            let argument = try cursor.next("+N or *N after 'map'")
+            if let n = signed(argument.text, prefix: "+") { return .mapAdd(n) }
+            if let n = signed(argument.text, prefix: "*") { return .mapMultiply(n) }
+            throw cursor.failure(at: argument.column, "'map' takes +N or *N, found \(quoted(argument.text))")
+        case "filter":
+            let argument = try cursor.next(">N, <N, even or odd after 'filter'")
+            if argument.text == "even" { return .filterEven }
+            if argument.text == "odd" { return .filterOdd }
+            if let n = signed(argument.text, prefix: ">") { return .filterGreater(n) }
+            if let n = signed(argument.text, prefix: "<") { return .filterLess(n) }
+            throw cursor.failure(at: argument.column, "'filter' takes >N, <N, even or odd, found \(quoted(argument.text))")
+        case "take": return .take(try count(&cursor, for: "take"))
+        case "skip": return .skip(try count(&cursor, for: "skip"))
+        case "distinct": return .distinct
+        case "scan":
+            let argument = try cursor.next("'+' after 'scan'")
+            guard argument.text == "+" else { throw cursor.failure(at: argument.column, "'scan' takes '+', found \(quoted(argument.text))") }
+            return .scanAdd
+        case "startWith": return .startWith(try cursor.next("a value after 'startWith'").text)
+        case "delay": return .delay(try duration(&cursor))
+        case "throttle": return .throttle(try duration(&cursor))
+        case "debounce": return .debounce(try duration(&cursor))
+        case "merge": return .merge(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "concat": return .concat(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "zip": return .zip(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "combineLatest": return .combineLatest(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "takeUntil": return .takeUntil(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "replayLast": return .replayLast
+        case "publish": return .publish
+        case "share": return .share
+        default:
+            throw cursor.failure(at: name.column, "unknown operator \(quoted(name.text))")
+        }
+    }
+
+    // MARK: Names
+
+    private mutating func define(_ cursor: inout Cursor, as kind: NameKind) throws -> String {
+        let name = try newName(&cursor)
+        names[name] = (kind, cursor.line)
+        return name
+    }
+
+    private func newName(_ cursor: inout Cursor) throws -> String {
+        let token = try cursor.next("a name")
+        try checkNew(token, cursor)
+        return token.text
+    }
+
+    private func checkNew(_ token: Token, _ cursor: Cursor) throws {
+        guard Self.isName(token.text), !token.quoted else {
+            throw cursor.failure(at: token.column, "bad name \(quoted(token.text)); names are letters, digits and '_', not starting with a digit")
+        }
+        if let existing = names[token.text] {
+            throw cursor.failure(at: token.column, "\(quoted(token.text)) is already defined on line \(existing.line)")
+        }
+    }
+
+    private func use(_ cursor: inout Cursor, where accepts: (NameKind) -> Bool, expected: String) throws -> String {
+        let token = try cursor.next(expected)
+        guard let entry = names[token.text] else {
+            throw cursor.failure(at: token.column, "unknown name \(quoted(token.text))")
+        }
+        guard accepts(entry.kind) else {
+            throw cursor.failure(at: token.column, "\(quoted(token.text)) is a \(entry.kind.description), expected \(expected)")
+        }
+        return token.text
+    }
+
+    private func useSendable(_ cursor: inout Cursor, verb: String) throws -> String {
+        let token = try cursor.next("a subject")
+        guard let entry = names[token.text] else {
+            throw cursor.failure(at: token.column, "unknown name \(quoted(token.text))")
+        }
+        guard entry.kind.isSendable else {
+            throw cursor.failure(at: token.column, "cannot \(verb) \(quoted(token.text)): it is a \(entry.kind.description); only subjects take events")
+        }
+        return token.text
+    }
+
+    static func isName(_ text: String) -> Bool {
+        guard let first = text.unicodeScalars.first, first.isASCIILetter || first == "_" else { return false }
+        return text.unicodeScalars.allSatisfy { $0.isASCIILetter || $0.isASCIIDigit || $0 == "_" }
+    }
+
+    // MARK: Values
+
+    private func duration(_ cursor: inout Cursor) throws -> Duration {
+        let token = try cursor.next("a duration such as 100ms or 2s")
+        if let duration = Self.duration(token.text) { return duration }
+        throw cursor.failure(at: token.column, "bad duration \(quoted(token.text)); expected NNms or NNs")
+    }
+
+    static func duration(_ text: String) -> Duration? {
+        let (digits, unit): (Substring, Duration) =
+            text.hasSuffix("ms") ? (text.dropLast(2), .milliseconds(1)) :
+            text.hasSuffix("s") ? (text.dropLast(1), .seconds(1)) : ("", .zero)
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit), digits.count <= 9, let n = Int(digits) else { return nil }
+        return unit * n
+    }
+
+    private func count(_ cursor: inout Cursor, for op: String) throws -> Int {
+        let token = try cursor.next("a count after '\(op)'")
+        guard token.text.count <= 9, token.text.allSatisfy(\.isASCIIDigit), let n = Int(token.text) else {
+            throw cursor.failure(at: token.column, "'\(op)' takes a whole number, found \(quoted(token.text))")
+        }
+        return n
+    }
+
+    private func signed(_ text: String, prefix: Character) -> Int? {
+        guard text.first == prefix else { return nil }
+        let digits = text.dropFirst()
+        let body = digits.first == "-" ? digits.dropFirst() : digits
+        guard !body.isEmpty, body.count <= 9, body.allSatisfy(\.isASCIIDigit) else { return nil }
+        return Int(digits)
+    }
+
+    private func parseMarbles(_ token: Token, _ line: Int) throws -> [[MarbleEvent]] {
+        var frames: [[MarbleEvent]] = []
+        var group: [MarbleEvent]?
+        var ended = false
+        var column = token.column + (token.quoted ? 1 : 0)
+        func fail(_ message: String) -> Failure {
+            Failure(diagnostic: Diagnostic(line: line, column: column, message: message))
+        }
+        for character in token.text {
+            defer { column += 1 }
+            let event: MarbleEvent?
+            switch character {
+            case "(":
+                if group != nil { throw fail("nested '(' in marbles") }
+                group = []
+                continue
+            case ")":
+                guard let events = group else { throw fail("')' without '(' in marbles") }
+                frames.append(events)
+                group = nil
+                continue
+            case "-": event = nil
+            case "|": event = .completed
+            case "#": event = .error
+            default:
+                guard character.isLetter || character.isNumber else {
+                    throw fail("bad marble character \(quoted(String(character))); use -, |, #, (…), letters and digits")
+                }
+                event = .value(String(character))
+            }
+            if ended, event != nil { throw fail("marble event after the stream ended") }
+            if event == .completed || event == .error { ended = true }
+            if group != nil {
+                if let event { group!.append(event) } else { throw fail("'-' inside '(…)' in marbles") }
+            } else {
+                frames.append(event.map { [$0] } ?? [])
+            }
+        }
+        if group != nil { throw Failure(diagnostic: Diagnostic(line: line, column: token.column, message: "unclosed '(' in marbles")) }
+        return frames
+    }
+
+    // MARK: Cursor
+
+    /// Walks the tokens of one line.
+    private struct Cursor {
+        let tokens: [Token]
+        let line: Int
+        private var index = 0
+
+        init(line: Line) {
+            tokens = line.tokens
+            self.line = line.number
+        }
+
+        func peek() -> Token? { index < tokens.count ? tokens[index] : nil }
+        mutating func advance() { index += 1 }
+
+        /// Column just past the last token, for "expected … at end of line".
+        var endColumn: Int {
+            guard let last = tokens.last else { return 1 }
+            return last.column + last.text.count + (last.quoted ? 2 : 0)
+        }
+
+        mutating func next(_ expected: String) throws -> Token {
+            guard let token = peek() else { throw failure(at: endColumn, "expected \(expected)") }
+            index += 1
+            return token
+        }
+
+        mutating func expectWord(_ word: String) throws {
+            let token = try next("'\(word)'")
+            guard token.text == word, !token.quoted else {
+                throw failure(at: token.column, "expected '\(word)', found \(quoted(token.text))")
+            }
+        }
+
+        func expectEnd() throws {
+            if let extra = peek() { throw failure(at: extra.column, "unexpected \(quoted(extra.text)) at the end of the statement") }
+        }
+
+        /// The remaining tokens joined by spaces (quotes removed), or nil if none.
+        mutating func rest() -> String? {
+            guard index < tokens.count else { return nil }
+            defer { index = tokens.count }
+            return tokens[index...].map(\.text).joined(separator: " ")
+        }
+
+        func failure(at column: Int, _ message: String) -> Failure {
+            Failure(diagnostic: Diagnostic(line: line, column: column, message: message))
+        }
+    }
+}
+
+extension Unicode.Scalar {
+    var isASCIILetter: Bool { ("a"..."z").contains(self) || ("A"..."Z").contains(self) }
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}

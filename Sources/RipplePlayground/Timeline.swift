@@ -1,0 +1,75 @@
+import Ripple
+
+/// What happened on virtual time, row by row, for marble diagrams: one row per source and
+/// per subscriber, in the order they were declared.
+final class Timeline {
+    struct Row {
+        let label: String
+        var events: [(frame: Int, symbol: String)] = []
+    }
+
+    static let frame: Duration = .milliseconds(10)
+
+    private(set) var rows: [Row] = []
+    private var indexByLabel: [String: Int] = [:]
+
+    /// Adds an empty row; returns its index.
+    @discardableResult
+    func addRow(_ label: String) -> Int {
+        rows.append(Row(label: label))
+        indexByLabel[label] = rows.count - 1
+        return rows.count - 1
+    }
+
+    func record(_ event: Event<String>, row: Int, at time: Duration) {
+        let symbol: String
+        switch event {
+        case .next(let value): symbol = value
+        case .error: symbol = "#"
+        case .completed: symbol = "|"
+        }
+        rows[row].events.append((Int(time / Self.frame), symbol))
+    }
+
+    /// Records a cold signal's definition (frames relative to each subscription).
+    func recordDefinition(row: Int, frames: [[MarbleEvent]]) {
+        for (index, events) in frames.enumerated() {
+            for event in events {
+                switch event {
+                case .value(let value): rows[row].events.append((index, value))
+                case .completed: rows[row].events.append((index, "|"))
+                case .error: rows[row].events.append((index, "#"))
+                }
+            }
+        }
+    }
+
+    /// The diagram up to `now`: one frame per 10 ms, every frame the same width, so all rows
+    /// stay aligned on the grid. Frames are one character wide when every value is; with
+    /// longer values each frame is as wide as the widest one plus a `-`, so neighbours
+    /// never run together.
+    func render(now: Duration) -> [String] {
+        let lastEventFrame = rows.flatMap { $0.events.map(\.frame) }.max() ?? 0
+        let frameCount = max(Int(now / Self.frame), lastEventFrame) + 1
+        let cells = rows.map { row -> [String] in
+            var byFrame = [[String]](repeating: [], count: frameCount)
+            for (frame, symbol) in row.events where frame < frameCount { byFrame[frame].append(symbol) }
+            return byFrame.map { symbols in
+                symbols.count <= 1 ? (symbols.first ?? "") : "(" + symbols.joined() + ")"
+            }
+        }
+        let widest = cells.flatMap { $0 }.map(\.count).max() ?? 1
+        let width = widest > 1 ? widest + 1 : 1
+        let labelWidth = rows.map(\.label.count).max() ?? 0
+        let unit = width == 1 ? "one character" : "\(width) characters"
+        var lines = ["marbles: \(unit) per 10 ms, 0ms to \(Int(now / .milliseconds(1)))ms"]
+        for (row, rowCells) in zip(rows, cells) {
+            let label = row.label + String(repeating: " ", count: labelWidth - row.label.count)
+            let frames = rowCells.map { cell in
+                (cell.isEmpty ? "-" : cell) + String(repeating: "-", count: width - max(1, cell.count))
+            }
+            lines.append("  \(label)  \(frames.joined())")
+        }
+        return lines
+    }
+}

@@ -1,5 +1,5 @@
-/// Ripple: hot and cold signals for Swift on Linux.
-public enum Ripple {
-    /// The library's version.
-    public static let version = "0.1.0"
-}
+/// The version of the Ripple library.
+///
+/// A global constant rather than a `Ripple` type: a type named like the module would hide
+/// the module name, and `Ripple.Subject` must keep meaning the module's `Subject`.
+public let rippleVersion = "0.1.0"

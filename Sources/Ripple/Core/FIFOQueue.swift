@@ -4,17 +4,22 @@
 /// `Array.removeFirst()` is O(n). This queue keeps a head index into an array and
 /// compacts once the consumed prefix outweighs the rest. An empty queue allocates nothing,
 /// which keeps the uncontended send path allocation-free.
+@usableFromInline
 struct FIFOQueue<Element> {
-    private var storage: ContiguousArray<Element?> = []
-    private var head = 0
+    @usableFromInline var storage: ContiguousArray<Element?> = []
+    @usableFromInline var head = 0
 
-    var isEmpty: Bool { head == storage.count }
-    var count: Int { storage.count - head }
+    @inlinable init() {}
 
+    @inlinable var isEmpty: Bool { head == storage.count }
+    @inlinable var count: Int { storage.count - head }
+
+    @inlinable
     mutating func append(_ element: Element) {
         storage.append(element)
     }
 
+    @inlinable
     mutating func popFirst() -> Element? {
         guard head < storage.count else { return nil }
         let element = storage[head].take()
@@ -31,6 +36,7 @@ struct FIFOQueue<Element> {
 
     /// Empties the queue and hands back what it held, so the caller can release it
     /// after unlocking.
+    @inlinable
     mutating func removeAll() -> ContiguousArray<Element?> {
         defer { storage = []; head = 0 }
         return storage

@@ -1,8 +1,8 @@
 import Synchronization
 
 #if RIPPLE_TSAN
-@_silgen_name("__tsan_acquire") private func tsanAcquire(_ address: UnsafeRawPointer)
-@_silgen_name("__tsan_release") private func tsanRelease(_ address: UnsafeRawPointer)
+@usableFromInline @_silgen_name("__tsan_acquire") func tsanAcquire(_ address: UnsafeRawPointer)
+@usableFromInline @_silgen_name("__tsan_release") func tsanRelease(_ address: UnsafeRawPointer)
 #endif
 
 /// One `Mutex` guarding one `State` struct: the only lock type Ripple uses.
@@ -15,16 +15,18 @@ import Synchronization
 ///
 /// `State` is `Sendable` (each owner marks its state `@unchecked Sendable`: it never leaves
 /// the lock except as values the owner hands out deliberately). Never call user code inside
-/// `withLock`: decide under the lock, act after it.
+/// `withLock`: decide under the lock, act after it. Inlinable, so clients specialize it.
+@usableFromInline
 struct Lock<State: Sendable>: ~Copyable, Sendable {
-    private let mutex: Mutex<State>
+    @usableFromInline let mutex: Mutex<State>
 
+    @inlinable
     init(_ initial: State) {
         mutex = Mutex(initial)
     }
 
     /// Runs `body` with exclusive access to the state and returns its result.
-    @inline(__always)
+    @inlinable @inline(__always)
     borrowing func withLock<Result>(_ body: (inout State) -> Result) -> Result {
         var result: Result?
         mutex.withLock { state in

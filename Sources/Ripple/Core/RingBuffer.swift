@@ -4,28 +4,30 @@
 /// capacity: slots grow by doubling up to `capacity` and shrink when mostly empty, so a
 /// ring with a capacity of a billion holding one value uses a few words. Ripple keeps no
 /// package dependencies, and swift-collections' `Deque` neither bounds nor overwrites.
+@usableFromInline
 struct RingBuffer<Element> {
     /// The most elements held; appending beyond it drops the oldest.
-    let capacity: Int
-    private var slots: ContiguousArray<Element?> = []
-    private var head = 0
-    private(set) var count = 0
+    @usableFromInline let capacity: Int
+    @usableFromInline var slots: ContiguousArray<Element?> = []
+    @usableFromInline var head = 0
+    @usableFromInline var count = 0
 
+    @inlinable
     init(capacity: Int) {
         precondition(capacity >= 1, "RingBuffer capacity must be at least 1, got \(capacity)")
         self.capacity = capacity
     }
 
-    var isEmpty: Bool { count == 0 }
+    @inlinable var isEmpty: Bool { count == 0 }
 
     /// The slots allocated now (for tests of the memory bound).
-    var allocatedSlots: Int { slots.count }
+    @inlinable var allocatedSlots: Int { slots.count }
 
     /// The oldest element, or nil.
-    var first: Element? { count == 0 ? nil : slots[head] }
+    @inlinable var first: Element? { count == 0 ? nil : slots[head] }
 
     /// Appends `element`; when `count == capacity`, the oldest element is dropped and returned.
-    @discardableResult
+    @inlinable @discardableResult
     mutating func append(_ element: Element) -> Element? {
         if count == capacity {
             let dropped = slots[head]
@@ -40,7 +42,7 @@ struct RingBuffer<Element> {
     }
 
     /// Removes and returns the oldest element.
-    @discardableResult
+    @inlinable @discardableResult
     mutating func removeFirst() -> Element? {
         guard count > 0 else { return nil }
         let element = slots[head].take()
@@ -56,14 +58,14 @@ struct RingBuffer<Element> {
     }
 
     /// The elements, oldest first.
-    var elements: [Element] {
+    @inlinable var elements: [Element] {
         var result: [Element] = []
         result.reserveCapacity(count)
         for offset in 0..<count { result.append(slots[(head + offset) % slots.count].unsafelyUnwrapped) }
         return result
     }
 
-    private mutating func resize(to newSize: Int) {
+    @inlinable mutating func resize(to newSize: Int) {
         var resized = ContiguousArray<Element?>(repeating: nil, count: newSize)
         for offset in 0..<count { resized[offset] = slots[(head + offset) % slots.count] }
         slots = resized

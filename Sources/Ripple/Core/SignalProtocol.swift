@@ -12,6 +12,13 @@ public protocol SignalProtocol<Value>: Sendable {
     /// returned disposable is disposed.
     @discardableResult
     func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable
+    /// How `subscribe(next:error:completed:)` subscribes closures. The default wraps them in
+    /// a `Subscriber`; subjects store them directly (they already serialize delivery).
+    func makeSubscription(
+        next: ((Value) -> Void)?,
+        error: ((any Error) -> Void)?,
+        completed: (() -> Void)?
+    ) -> any Disposable
 }
 
 extension SignalProtocol {
@@ -23,11 +30,20 @@ extension SignalProtocol {
     ///
     ///     let d = signal.subscribe(next: { print($0) }, error: { print("failed: \($0)") }, completed: { print("done") })
     ///     d.dispose()   // stop early
-    @discardableResult
+    @inlinable @discardableResult
     public func subscribe(
         next: ((Value) -> Void)? = nil,
         error: ((any Error) -> Void)? = nil,
         completed: (() -> Void)? = nil
+    ) -> any Disposable {
+        makeSubscription(next: next, error: error, completed: completed)
+    }
+
+    /// The default `makeSubscription`: a `Subscriber` holding the closures.
+    public func makeSubscription(
+        next: ((Value) -> Void)?,
+        error: ((any Error) -> Void)?,
+        completed: (() -> Void)?
     ) -> any Disposable {
         subscribe(Subscriber(next: next, error: error, completed: completed))
     }
@@ -35,9 +51,9 @@ extension SignalProtocol {
     /// Subscribes to values only (RAC's `subscribeNext:`).
     ///
     ///     subject.subscribeNext { print("got \($0)") }
-    @discardableResult
+    @inlinable @discardableResult
     public func subscribeNext(_ next: @escaping (Value) -> Void) -> any Disposable {
-        subscribe(Subscriber(next: next))
+        makeSubscription(next: next, error: nil, completed: nil)
     }
 
     /// Erases to `Signal<Value>`; subscribing to the result subscribes to `self`.

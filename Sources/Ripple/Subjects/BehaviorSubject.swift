@@ -12,7 +12,7 @@
 /// A subscriber that joins while another thread sends gets the current value and then
 /// every later one: no gap, no duplicate. Threading is as for `Subject`.
 public final class BehaviorSubject<Value>: SignalProtocol, SubscriberProtocol, @unchecked Sendable {
-    let storage: SubjectStorage<Value, LatestValue<Value>>
+    @usableFromInline let storage: SubjectStorage<Value, LatestValue<Value>>
 
     /// Creates a behavior subject whose latest value is `value` until the first send.
     public init(_ value: Value) {
@@ -25,7 +25,7 @@ public final class BehaviorSubject<Value>: SignalProtocol, SubscriberProtocol, @
     }
 
     /// Records `value` as the latest and sends it to every current subscriber.
-    public func sendNext(_ value: Value) { storage.send(.next(value)) }
+    @inlinable public func sendNext(_ value: Value) { storage.send(.next(value)) }
     /// Fails the subject; later subscribers get the error only.
     public func sendError(_ error: any Error) { storage.send(.error(error)) }
     /// Completes the subject; later subscribers get the latest value, then completion.
@@ -35,8 +35,19 @@ public final class BehaviorSubject<Value>: SignalProtocol, SubscriberProtocol, @
     public var isDisposed: Bool { storage.terminalEvent != nil }
 
     /// Adds `subscriber`, which first receives the latest value.
-    @discardableResult
+    @inlinable @discardableResult
     public func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
         storage.subscribe(subscriber)
+    }
+
+    /// Stores the closures in the subscription itself: the subject already serializes
+    /// delivery, so each delivery is one check and one call.
+    @inlinable
+    public func makeSubscription(
+        next: ((Value) -> Void)?,
+        error: ((any Error) -> Void)?,
+        completed: (() -> Void)?
+    ) -> any Disposable {
+        storage.subscribe(next: next, error: error, completed: completed)
     }
 }

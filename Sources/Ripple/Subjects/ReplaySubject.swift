@@ -15,7 +15,7 @@
 /// Threading is as for `Subject`; the replay is snapshotted when the subscriber joins and
 /// delivered before any value sent after that.
 public final class ReplaySubject<Value>: SignalProtocol, SubscriberProtocol, @unchecked Sendable {
-    let storage: SubjectStorage<Value, ReplayHistory<Value>>
+    @usableFromInline let storage: SubjectStorage<Value, ReplayHistory<Value>>
 
     /// The most values retained.
     public let capacity: Int
@@ -46,7 +46,7 @@ public final class ReplaySubject<Value>: SignalProtocol, SubscriberProtocol, @un
     }
 
     /// Records `value` and sends it to every current subscriber.
-    public func sendNext(_ value: Value) { storage.send(.next(value)) }
+    @inlinable public func sendNext(_ value: Value) { storage.send(.next(value)) }
     /// Fails the subject; later subscribers get the retained values, then the error.
     public func sendError(_ error: any Error) { storage.send(.error(error)) }
     /// Completes the subject; later subscribers get the retained values, then completion.
@@ -56,8 +56,19 @@ public final class ReplaySubject<Value>: SignalProtocol, SubscriberProtocol, @un
     public var isDisposed: Bool { storage.terminalEvent != nil }
 
     /// Adds `subscriber`, which first receives the retained values.
-    @discardableResult
+    @inlinable @discardableResult
     public func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
         storage.subscribe(subscriber)
+    }
+
+    /// Stores the closures in the subscription itself: the subject already serializes
+    /// delivery, so each delivery is one check and one call.
+    @inlinable
+    public func makeSubscription(
+        next: ((Value) -> Void)?,
+        error: ((any Error) -> Void)?,
+        completed: (() -> Void)?
+    ) -> any Disposable {
+        storage.subscribe(next: next, error: error, completed: completed)
     }
 }

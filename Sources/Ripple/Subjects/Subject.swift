@@ -15,13 +15,13 @@
 /// to every subscriber after the current one, so order holds and nothing deadlocks. A send
 /// that arrives while another thread is delivering returns at once; that thread delivers it.
 public final class Subject<Value>: SignalProtocol, SubscriberProtocol, @unchecked Sendable {
-    let storage = SubjectStorage<Value, NoHistory<Value>>(history: NoHistory())
+    @usableFromInline let storage = SubjectStorage<Value, NoHistory<Value>>(history: NoHistory())
 
     /// Creates a subject with no subscribers.
     public init() {}
 
     /// Sends `value` to every current subscriber.
-    public func sendNext(_ value: Value) { storage.send(.next(value)) }
+    @inlinable public func sendNext(_ value: Value) { storage.send(.next(value)) }
     /// Fails the subject: every subscriber, current and later, gets `error`.
     public func sendError(_ error: any Error) { storage.send(.error(error)) }
     /// Completes the subject: every subscriber, current and later, gets completion.
@@ -31,8 +31,19 @@ public final class Subject<Value>: SignalProtocol, SubscriberProtocol, @unchecke
     public var isDisposed: Bool { storage.terminalEvent != nil }
 
     /// Adds `subscriber`; the returned disposable removes it at once.
-    @discardableResult
+    @inlinable @discardableResult
     public func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
         storage.subscribe(subscriber)
+    }
+
+    /// Stores the closures in the subscription itself: the subject already serializes
+    /// delivery, so each delivery is one check and one call.
+    @inlinable
+    public func makeSubscription(
+        next: ((Value) -> Void)?,
+        error: ((any Error) -> Void)?,
+        completed: (() -> Void)?
+    ) -> any Disposable {
+        storage.subscribe(next: next, error: error, completed: completed)
     }
 }

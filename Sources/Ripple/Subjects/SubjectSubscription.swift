@@ -2,30 +2,75 @@ import Synchronization
 
 /// One subscriber of a subject, and the disposable that removes it.
 ///
-/// Disposing removes it from the subject at once (O(1)) and, when the subscriber is a
-/// `Subscriber`, disposes that too, so its closures are released even while the caller
-/// still holds this disposable.
+/// It holds either a `SubscriberProtocol` receiver or, for `subscribe(next:error:completed:)`,
+/// the closures themselves: the subject already serializes delivery, so a closure
+/// subscription needs no lock of its own and a delivery is one flag check and one call.
+/// The closures are read only by the thread holding the subject's delivery turn and are
+/// released (`detach`) once the subscription has left the subject and no delivery can
+/// reach it. Disposing removes it at once (O(1)); a `Subscriber` receiver is disposed too.
+@usableFromInline
 final class SubjectSubscription<Value, History: SubjectHistory>: Disposable, @unchecked Sendable
 where History.Value == Value {
-    let subscriber: any SubscriberProtocol<Value>
+    /// The receiver, or nil for a closure subscription.
+    @usableFromInline let subscriber: (any SubscriberProtocol<Value>)?
+    @usableFromInline var onNext: ((Value) -> Void)?
+    @usableFromInline var onError: ((any Error) -> Void)?
+    @usableFromInline var onCompleted: (() -> Void)?
     /// The index in the subject's `SubscriberList`, or -1. Guarded by the subject's lock.
-    var slot = -1
-    private let ended = Atomic<Bool>(false)
-    private weak var storage: SubjectStorage<Value, History>?
+    @usableFromInline var slot = -1
+    @usableFromInline let ended = Atomic<Bool>(false)
+    @usableFromInline weak var storage: SubjectStorage<Value, History>?
 
+    @inlinable
     init(_ subscriber: any SubscriberProtocol<Value>, storage: SubjectStorage<Value, History>) {
         self.subscriber = subscriber
         self.storage = storage
     }
 
+    @inlinable
+    init(next: ((Value) -> Void)?, error: ((any Error) -> Void)?, completed: (() -> Void)?,
+         storage: SubjectStorage<Value, History>) {
+        subscriber = nil
+        onNext = next
+        onError = error
+        onCompleted = completed
+        self.storage = storage
+    }
+
+    @inlinable
     var isDisposed: Bool { ended.load(ordering: .acquiring) }
 
     /// Marks the subscription ended after its terminal event was delivered.
+    @inlinable
     func markEnded() { ended.store(true, ordering: .releasing) }
 
+    @inlinable
+    func deliverNext(_ value: Value) {
+        if let onNext { onNext(value) } else { subscriber?.sendNext(value) }
+    }
+
+    @inlinable
+    func deliver(_ event: Event<Value>) {
+        switch event {
+        case .next(let value): deliverNext(value)
+        case .error(let error): if let onError { onError(error) } else { subscriber?.sendError(error) }
+        case .completed: if let onCompleted { onCompleted() } else { subscriber?.sendCompleted() }
+        }
+    }
+
+    /// Releases the closures (and whatever they capture). Called once no delivery can reach
+    /// this subscription, outside any lock.
+    @usableFromInline
+    func detach() {
+        onNext = nil
+        onError = nil
+        onCompleted = nil
+    }
+
+    @usableFromInline
     func dispose() {
         if ended.exchange(true, ordering: .acquiringAndReleasing) { return }
-        storage?.remove(self)
         (subscriber as? Subscriber<Value>)?.dispose()
+        storage?.remove(self)
     }
 }

@@ -4,19 +4,24 @@
 /// outnumber live entries, so both stay O(1) amortized. A `Set` would lose the order and a
 /// plain array would make removal a scan. Delivery takes `slots` as a copy-on-write
 /// snapshot: no allocation, and the lock is not held while it is walked.
+@usableFromInline
 struct SubscriberList<Value, History: SubjectHistory> where History.Value == Value {
-    typealias Entry = SubjectSubscription<Value, History>
+    @usableFromInline typealias Entry = SubjectSubscription<Value, History>
 
-    private(set) var slots: ContiguousArray<Entry?> = []
-    private var holes = 0
+    @usableFromInline var slots: ContiguousArray<Entry?> = []
+    @usableFromInline var holes = 0
 
-    var count: Int { slots.count - holes }
+    @inlinable init() {}
 
+    @inlinable var count: Int { slots.count - holes }
+
+    @inlinable
     mutating func append(_ entry: Entry) {
         entry.slot = slots.count
         slots.append(entry)
     }
 
+    @inlinable
     mutating func remove(_ entry: Entry) {
         let slot = entry.slot
         guard slot >= 0, slot < slots.count, slots[slot] === entry else { return }
@@ -31,13 +36,19 @@ struct SubscriberList<Value, History: SubjectHistory> where History.Value == Val
     }
 
     /// Empties the list and hands back the entries, so the caller releases them after unlocking.
-    mutating func removeAll() -> ContiguousArray<Entry?> {
+    @inlinable
+    mutating func removeAll() -> [Entry] {
         defer { slots = []; holes = 0 }
-        for case let entry? in slots { entry.slot = -1 }
-        return slots
+        var entries: [Entry] = []
+        for case let entry? in slots {
+            entry.slot = -1
+            entries.append(entry)
+        }
+        return entries
     }
 
-    private mutating func compact() {
+    @inlinable
+    mutating func compact() {
         var compacted = ContiguousArray<Entry?>()
         compacted.reserveCapacity(count)
         for case let entry? in slots {

@@ -18,7 +18,7 @@ import Synchronization
 @usableFromInline
 final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable where History.Value == Value {
     @usableFromInline typealias Entry = SubjectSubscription<Value, History>
-    @usableFromInline typealias Snapshot = ContiguousArray<Entry?>
+    @usableFromInline typealias Snapshot = ContiguousArray<Unmanaged<Entry>?>
 
     /// Work done while holding the delivery turn.
     @usableFromInline
@@ -229,14 +229,20 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
         switch work {
         case .event(let event, let snapshot):
             if case .next(let value) = event {
-                for case let entry? in snapshot where !entry.isDisposed {
-                    entry.deliverNext(value)
+                for case let unmanaged? in snapshot {
+                    unmanaged._withUnsafeGuaranteedRef { entry in
+                        if !entry.isDisposed { entry.deliverNext(value) }
+                    }
                 }
                 return false
             }
-            for case let entry? in snapshot where !entry.isDisposed {
-                entry.deliver(event)
-                entry.markEnded()
+            for case let unmanaged? in snapshot {
+                unmanaged._withUnsafeGuaranteedRef { entry in
+                    if !entry.isDisposed {
+                        entry.deliver(event)
+                        entry.markEnded()
+                    }
+                }
             }
             return true
         case .subscribe(let entry, let replay, let terminal):

@@ -11,11 +11,28 @@ import Synchronization
 @usableFromInline
 final class SubjectSubscription<Value, History: SubjectHistory>: Disposable, @unchecked Sendable
 where History.Value == Value {
+    /// The closures of a closure subscription, immutable so a delivery calls them without
+    /// retaining anything.
+    @usableFromInline
+    final class Callbacks {
+        @usableFromInline let next: ((Value) -> Void)?
+        @usableFromInline let error: ((any Error) -> Void)?
+        @usableFromInline let completed: (() -> Void)?
+
+        @inlinable
+        init(next: ((Value) -> Void)?, error: ((any Error) -> Void)?, completed: (() -> Void)?) {
+            self.next = next
+            self.error = error
+            self.completed = completed
+        }
+    }
+
     /// The receiver, or nil for a closure subscription.
     @usableFromInline let subscriber: (any SubscriberProtocol<Value>)?
-    @usableFromInline var onNext: ((Value) -> Void)?
-    @usableFromInline var onError: ((any Error) -> Void)?
-    @usableFromInline var onCompleted: (() -> Void)?
+    /// The closures, owned (+1) until `detach` releases them. Unmanaged so the delivery path
+    /// calls them without a retain/release pair; `detach` runs only once no delivery can
+    /// reach this subscription.
+    @usableFromInline var callbacks: Unmanaged<Callbacks>?
     /// The index in the subject's `SubscriberList`, or -1. Guarded by the subject's lock.
     @usableFromInline var slot = -1
     @usableFromInline let ended = Atomic<Bool>(false)
@@ -31,9 +48,7 @@ where History.Value == Value {
     init(next: ((Value) -> Void)?, error: ((any Error) -> Void)?, completed: (() -> Void)?,
          storage: SubjectStorage<Value, History>) {
         subscriber = nil
-        onNext = next
-        onError = error
-        onCompleted = completed
+        callbacks = Unmanaged.passRetained(Callbacks(next: next, error: error, completed: completed))
         self.storage = storage
     }
 
@@ -46,15 +61,21 @@ where History.Value == Value {
 
     @inlinable
     func deliverNext(_ value: Value) {
-        if let onNext { onNext(value) } else { subscriber?.sendNext(value) }
+        if let callbacks {
+            callbacks._withUnsafeGuaranteedRef { $0.next?(value) }
+        } else {
+            subscriber?.sendNext(value)
+        }
     }
 
     @inlinable
     func deliver(_ event: Event<Value>) {
         switch event {
         case .next(let value): deliverNext(value)
-        case .error(let error): if let onError { onError(error) } else { subscriber?.sendError(error) }
-        case .completed: if let onCompleted { onCompleted() } else { subscriber?.sendCompleted() }
+        case .error(let error):
+            if let callbacks { callbacks._withUnsafeGuaranteedRef { $0.error?(error) } } else { subscriber?.sendError(error) }
+        case .completed:
+            if let callbacks { callbacks._withUnsafeGuaranteedRef { $0.completed?() } } else { subscriber?.sendCompleted() }
         }
     }
 
@@ -62,9 +83,12 @@ where History.Value == Value {
     /// this subscription, outside any lock.
     @usableFromInline
     func detach() {
-        onNext = nil
-        onError = nil
-        onCompleted = nil
+        callbacks?.release()
+        callbacks = nil
+    }
+
+    deinit {
+        callbacks?.release()
     }
 
     @usableFromInline

@@ -1,46 +1,67 @@
 import Synchronization
 
-/// The subscriber handed to a cold signal's subscribe closure (RAC's passthrough subscriber).
+/// The subscriber a cold signal's subscribe closure receives (RAC's passthrough subscriber).
 ///
-/// It forwards to the real subscriber only while the subscription's compound disposable
-/// is not disposed, and a terminal event disposes that compound, which runs the
-/// closure's cleanup and stops anything still sending. `isDisposed` lets a long-running
-/// producer stop early.
-final class PassthroughSubscriber<Value>: SubscriberProtocol, @unchecked Sendable {
-    private let inner: any SubscriberProtocol<Value>
-    private let disposable: CompoundDisposable
+/// It forwards to the real subscriber only while the subscription's compound disposable is
+/// not disposed, and a terminal event disposes that compound, which runs the closure's
+/// cleanup and stops anything still sending. `isDisposed` lets a long-running producer stop
+/// early. It is a concrete final class (not an existential) so a producer's sends compile
+/// to direct calls.
+///
+///     Signal<Int> { subscriber in      // subscriber: PassthroughSubscriber<Int>
+///         subscriber.sendNext(1)
+///         subscriber.sendCompleted()
+///         return nil
+///     }
+public final class PassthroughSubscriber<Value>: SubscriberProtocol, @unchecked Sendable {
+    @usableFromInline let inner: any SubscriberProtocol<Value>
+    /// `inner` when it is a `Subscriber`: called directly, not through the existential.
+    @usableFromInline let direct: Subscriber<Value>?
+    @usableFromInline let disposable: CompoundDisposable
     /// Set by the first terminal event, so exactly one is forwarded.
-    private let terminated = Atomic<Bool>(false)
+    @usableFromInline let terminated = Atomic<Bool>(false)
 
+    @inlinable
     init(forwardingTo inner: any SubscriberProtocol<Value>, disposable: CompoundDisposable) {
         self.inner = inner
+        direct = inner as? Subscriber<Value>
         self.disposable = disposable
     }
 
     /// True once the subscription is disposed, a terminal event was sent, or the real
     /// subscriber stopped taking events.
-    var isDisposed: Bool {
-        disposable.isDisposed || terminated.load(ordering: .acquiring) || inner.isDisposed
+    @inlinable
+    public var isDisposed: Bool {
+        if disposable.isDisposed || terminated.load(ordering: .acquiring) { return true }
+        if let direct { return direct.isDisposed }
+        return inner.isDisposed
     }
 
-    func sendNext(_ value: Value) {
+    /// Forwards a value unless the subscription has ended.
+    @inlinable
+    public func sendNext(_ value: Value) {
         if disposable.isDisposed || terminated.load(ordering: .acquiring) { return }
-        inner.sendNext(value)
+        if let direct { direct.sendNext(value) } else { inner.sendNext(value) }
     }
 
-    func sendError(_ error: any Error) {
+    /// Forwards the error, then disposes the subscription.
+    @inlinable
+    public func sendError(_ error: any Error) {
         guard beginTermination() else { return }
-        inner.sendError(error)
+        if let direct { direct.sendError(error) } else { inner.sendError(error) }
         disposable.dispose()
     }
 
-    func sendCompleted() {
+    /// Forwards completion, then disposes the subscription.
+    @inlinable
+    public func sendCompleted() {
         guard beginTermination() else { return }
-        inner.sendCompleted()
+        if let direct { direct.sendCompleted() } else { inner.sendCompleted() }
         disposable.dispose()
     }
 
-    private func beginTermination() -> Bool {
+    @inlinable
+    func beginTermination() -> Bool {
         if disposable.isDisposed { return false }
         return !terminated.exchange(true, ordering: .acquiringAndReleasing)
     }

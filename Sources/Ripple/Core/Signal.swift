@@ -17,21 +17,22 @@
 /// closure runs on the thread that subscribes unless `subscribe(on:)` says otherwise.
 public final class Signal<Value>: SignalProtocol, @unchecked Sendable {
     /// The closure run for every subscription.
-    public typealias Producer = (any SubscriberProtocol<Value>) -> (any Disposable)?
+    public typealias Producer = (PassthroughSubscriber<Value>) -> (any Disposable)?
 
-    private let producer: Producer
+    @usableFromInline let producer: Producer
 
     /// Creates a cold signal from a subscribe closure (RAC's `createSignal:`).
     ///
     /// - Parameter producer: Runs once per subscription with a subscriber to send to;
     ///   returns what to dispose when the subscription ends, or nil.
+    @inlinable
     public init(_ producer: @escaping Producer) {
         self.producer = producer
     }
 
     /// Runs the subscribe closure for `subscriber` and returns the subscription's
     /// compound disposable.
-    @discardableResult
+    @inlinable @discardableResult
     public func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
         let compound = CompoundDisposable()
         if let owned = subscriber as? Subscriber<Value> {
@@ -84,6 +85,7 @@ extension Signal {
     /// the loop.
     ///
     ///     Signal.from([1, 2, 3])   // (123|)
+    @inlinable
     public static func from<S: Sequence>(_ sequence: S) -> Signal<Value> where S.Element == Value {
         Signal { subscriber in
             for element in sequence {

@@ -40,6 +40,7 @@ extension SignalProtocol {
     }
 
     /// The default `makeSubscription`: a `Subscriber` holding the closures.
+    @inlinable
     public func makeSubscription(
         next: ((Value) -> Void)?,
         error: ((any Error) -> Void)?,

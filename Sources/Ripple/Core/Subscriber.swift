@@ -1,4 +1,4 @@
-
+import Synchronization
 
 /// A subscriber built from closures (RAC's `RACSubscriber`).
 ///
@@ -12,13 +12,20 @@
 ///     Signal.from([1, 2]).subscribe(subscriber)   // 1, 2, done
 ///
 /// A `Subscriber` is also a `Disposable`: disposing the subscription disposes it.
+///
+/// The uncontended path takes no lock: a thread takes the *delivery turn* with one
+/// compare-and-swap, calls the closure, and gives the turn back with another. Only a thread
+/// that finds the turn taken (contention, or a re-entrant send) queues its event under the
+/// lock for the turn holder to deliver, in order.
 public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked Sendable {
-    /// The three closures, held together so one reference moves under the lock.
+    /// The three closures, held together so one reference moves.
+    @usableFromInline
     final class Callbacks {
-        let next: ((Value) -> Void)?
-        let error: ((any Error) -> Void)?
-        let completed: (() -> Void)?
+        @usableFromInline let next: ((Value) -> Void)?
+        @usableFromInline let error: ((any Error) -> Void)?
+        @usableFromInline let completed: (() -> Void)?
 
+        @inlinable
         init(next: ((Value) -> Void)?, error: ((any Error) -> Void)?, completed: (() -> Void)?) {
             self.next = next
             self.error = error
@@ -26,46 +33,80 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
         }
     }
 
-    /// Guarded by `state`. Non-`Sendable` payloads stay inside the mutex.
-    struct State: @unchecked Sendable {
-        /// nil once a terminal event was delivered or the subscriber was disposed.
-        var callbacks: Callbacks?
-        /// Set when a terminal event is accepted; later events are ignored.
-        var isTerminated = false
-        /// Set while one thread runs callbacks; others queue in `pending`.
-        var isDelivering = false
-        var pending = FIFOQueue<Event<Value>>()
+    /// Events waiting for the turn holder. Guarded by `queue`'s lock.
+    @usableFromInline
+    struct Queue: @unchecked Sendable {
+        @usableFromInline var events = FIFOQueue<Event<Value>>()
+        @inlinable init() {}
     }
 
-    private let state: Lock<State>
+    /// The delivery turn: 0 free, 1 held, 2 held and the holder must look at the queue (and
+    /// at `disposed`) before giving it up. Taken from 0 by compare-and-swap.
+    @usableFromInline let turn = Atomic<Int>(0)
+    /// Set when a terminal event is accepted or the subscriber is disposed; then nothing
+    /// more is accepted.
+    @usableFromInline let terminated = Atomic<Bool>(false)
+    /// Set by `dispose()`: the turn holder then releases the closures. (A terminal event
+    /// releases them itself, once delivered.)
+    @usableFromInline let disposed = Atomic<Bool>(false)
+    @usableFromInline let queue = Lock(Queue())
+    /// The closures (+1), read and released only by the turn holder; nil once released.
+    @usableFromInline var callbacks: Unmanaged<Callbacks>?
 
     /// Creates a subscriber; every closure is optional.
+    @inlinable
     public init(
         next: ((Value) -> Void)? = nil,
         error: ((any Error) -> Void)? = nil,
         completed: (() -> Void)? = nil
     ) {
-        state = Lock(State(callbacks: Callbacks(next: next, error: error, completed: completed)))
+        callbacks = Unmanaged.passRetained(Callbacks(next: next, error: error, completed: completed))
+    }
+
+    deinit {
+        callbacks?.release()
     }
 
     /// Whether the subscriber takes no more events: it was disposed or received a terminal event.
+    @inlinable
     public var isDisposed: Bool {
-        state.withLock { $0.isTerminated }
+        terminated.load(ordering: .acquiring)
     }
 
     /// Delivers a value, unless the subscriber is terminated or disposed.
+    @inlinable
     public func sendNext(_ value: Value) {
-        receive(.next(value))
+        if terminated.load(ordering: .acquiring) { return }
+        if takeTurn() {
+            if let callbacks { callbacks._withUnsafeGuaranteedRef { $0.next?(value) } }
+            finishTurn()
+        } else {
+            enqueue(.next(value))
+        }
     }
 
     /// Delivers the error that ends the stream, then releases the closures.
+    @inlinable
     public func sendError(_ error: any Error) {
-        receive(.error(error))
+        if terminated.exchange(true, ordering: .acquiringAndReleasing) { return }
+        if takeTurn() {
+            deliver(.error(error))
+            finishTurn()
+        } else {
+            enqueue(.error(error))
+        }
     }
 
     /// Delivers completion, then releases the closures.
+    @inlinable
     public func sendCompleted() {
-        receive(.completed)
+        if terminated.exchange(true, ordering: .acquiringAndReleasing) { return }
+        if takeTurn() {
+            deliver(.completed)
+            finishTurn()
+        } else {
+            enqueue(.completed)
+        }
     }
 
     /// Stops delivery at once, drops queued events and releases the closures.
@@ -73,53 +114,111 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     /// Idempotent and thread-safe; called from inside a callback, nothing more is
     /// delivered after that callback returns.
     public func dispose() {
-        let released = state.withLock { state in
-            state.isTerminated = true
-            let callbacks = state.callbacks
-            state.callbacks = nil
-            return (callbacks, state.pending.removeAll())
+        if disposed.exchange(true, ordering: .acquiringAndReleasing) { return }
+        terminated.store(true, ordering: .releasing)
+        let dropped = queue.withLock { $0.events.removeAll() }  // queued values are not delivered
+        _ = dropped
+        if takeTurn() {
+            finishTurn()  // sees `disposed` and releases everything
+        } else {
+            requestLook()
         }
-        _ = released  // closures and queued values are released here, outside the lock
     }
 
-    private func receive(_ event: Event<Value>) {
-        let callbacks: Callbacks? = state.withLock { state in
-            guard !state.isTerminated, let callbacks = state.callbacks else { return nil }
-            if event.isTerminal { state.isTerminated = true }
-            if state.isDelivering {
-                state.pending.append(event)
-                return nil
-            }
-            state.isDelivering = true
-            if event.isTerminal { state.callbacks = nil }
-            return callbacks
-        }
+    // MARK: The delivery turn
+
+    @inlinable
+    func takeTurn() -> Bool {
+        turn.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    /// Delivers `event` while holding the turn; a terminal event releases the closures after.
+    @inlinable
+    func deliver(_ event: Event<Value>) {
         guard let callbacks else { return }
-        Self.deliver(event, to: callbacks)
+        callbacks._withUnsafeGuaranteedRef { callbacks in
+            switch event {
+            case .next(let value): callbacks.next?(value)
+            case .error(let error): callbacks.error?(error)
+            case .completed: callbacks.completed?()
+            }
+        }
+        if event.isTerminal { releaseCallbacks() }
+    }
+
+    /// Gives the turn up, unless there is queued work or a disposal to handle first.
+    @inlinable
+    func finishTurn() {
+        if !disposed.load(ordering: .acquiring),
+           turn.compareExchange(expected: 1, desired: 0, ordering: .acquiringAndReleasing).exchanged {
+            return
+        }
         drain()
     }
 
-    /// Delivers what other threads or re-entrant calls queued while this thread delivered.
-    private func drain() {
+    /// The slow path of the turn holder: delivers queued events in order, releases the
+    /// closures once terminated with nothing left to deliver, and gives the turn up.
+    @usableFromInline
+    func drain() {
         while true {
-            let work: (Event<Value>, Callbacks)? = state.withLock { state in
-                guard let callbacks = state.callbacks, let event = state.pending.popFirst() else {
-                    state.isDelivering = false
-                    return nil
-                }
-                if event.isTerminal { state.callbacks = nil }
-                return (event, callbacks)
+            let event: Event<Value>? = queue.withLock { queue in
+                turn.store(1, ordering: .releasing)
+                if let event = queue.events.popFirst() { return event }
+                return nil
             }
-            guard let (event, callbacks) = work else { return }
-            Self.deliver(event, to: callbacks)
+            if let event {
+                deliver(event)
+                continue
+            }
+            // Nothing queued. Once disposed nothing more may be delivered: release.
+            if disposed.load(ordering: .acquiring) { releaseCallbacks() }
+            let gaveUp = queue.withLock { queue in
+                if !queue.events.isEmpty { return false }
+                turn.store(0, ordering: .releasing)
+                return true
+            }
+            if gaveUp { return }
         }
     }
 
-    private static func deliver(_ event: Event<Value>, to callbacks: Callbacks) {
-        switch event {
-        case .next(let value): callbacks.next?(value)
-        case .error(let error): callbacks.error?(error)
-        case .completed: callbacks.completed?()
+    /// Queues `event` for the turn holder, or delivers it if the turn came free meanwhile.
+    @usableFromInline
+    func enqueue(_ event: Event<Value>) {
+        let tookTurn = queue.withLock { queue in
+            queue.events.append(event)
+            return !requestLookLocked()
         }
+        if tookTurn { drain() }
+    }
+
+    /// Asks the turn holder to look; if there is none, takes the turn and drains.
+    @usableFromInline
+    func requestLook() {
+        let tookTurn = queue.withLock { _ in !requestLookLocked() }
+        if tookTurn { drain() }
+    }
+
+    /// Under the queue lock: flags the holder, or takes the turn (returns false) if it is free.
+    @usableFromInline
+    func requestLookLocked() -> Bool {
+        while true {
+            switch turn.load(ordering: .acquiring) {
+            case 0:
+                if takeTurn() { return false }
+            case 1:
+                if turn.compareExchange(expected: 1, desired: 2, ordering: .acquiringAndReleasing).exchanged { return true }
+            default:
+                return true
+            }
+        }
+    }
+
+    /// Releases the closures and drops queued events (turn holder only), outside the lock.
+    @usableFromInline
+    func releaseCallbacks() {
+        let dropped = queue.withLock { $0.events.removeAll() }
+        _ = dropped
+        callbacks?.release()
+        callbacks = nil
     }
 }

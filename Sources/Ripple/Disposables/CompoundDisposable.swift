@@ -19,13 +19,14 @@ public final class CompoundDisposable: Disposable, @unchecked Sendable {
 
     private let state: Lock<State>
     /// Mirrors `state.isDisposed` for lock-free reads on the send path; written under the lock.
-    private let disposedFlag = Atomic<Bool>(false)
+    @usableFromInline let disposedFlag = Atomic<Bool>(false)
 
     /// Creates a compound that owns `disposables`.
     public init(_ disposables: [any Disposable] = []) {
         state = Lock(State(children: disposables))
     }
 
+    @inlinable
     public var isDisposed: Bool {
         disposedFlag.load(ordering: .acquiring)
     }

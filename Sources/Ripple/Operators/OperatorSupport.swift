@@ -7,7 +7,8 @@ extension SignalProtocol {
     /// The returned `Subscriber` serializes upstream events, so the closures it holds may
     /// keep per-subscription state in captured variables without a lock. Disposing the
     /// result disposes the upstream subscription.
-    func lift<U>(_ makeUpstream: @escaping (any SubscriberProtocol<U>) -> Subscriber<Value>) -> Signal<U> {
+    @inlinable
+    func lift<U>(_ makeUpstream: @escaping (PassthroughSubscriber<U>) -> Subscriber<Value>) -> Signal<U> {
         Signal { downstream in self.subscribe(makeUpstream(downstream)) }
     }
 }
@@ -15,8 +16,9 @@ extension SignalProtocol {
 extension Subscriber {
     /// An operator's upstream subscriber: `next` handles values; errors and completion are
     /// forwarded to `downstream` unless `error` or `completed` say otherwise.
+    @inlinable
     static func relay<U>(
-        to downstream: any SubscriberProtocol<U>,
+        to downstream: PassthroughSubscriber<U>,
         next: @escaping (Value) -> Void,
         error: ((any Error) -> Void)? = nil,
         completed: (() -> Void)? = nil

@@ -5,6 +5,7 @@ extension SignalProtocol {
     ///     map:    -2-4-6-|    ({ $0 * 2 })
     ///
     /// Errors and completion pass through; disposing disposes the upstream subscription.
+    @inlinable
     public func map<U>(_ transform: @escaping (Value) -> U) -> Signal<U> {
         lift { downstream in .relay(to: downstream, next: { downstream.sendNext(transform($0)) }) }
     }
@@ -13,6 +14,7 @@ extension SignalProtocol {
     ///
     ///     source: -1-2-3-4-|
     ///     filter: ---2---4-|  ({ $0 % 2 == 0 })
+    @inlinable
     public func filter(_ isIncluded: @escaping (Value) -> Bool) -> Signal<Value> {
         lift { downstream in .relay(to: downstream, next: { if isIncluded($0) { downstream.sendNext($0) } }) }
     }
@@ -20,6 +22,7 @@ extension SignalProtocol {
     /// Transforms each value and drops the nils (RAC's `ignore:` + `map:`).
     ///
     ///     Signal.from(["1", "x", "3"]).compactMap { Int($0) }   // 1, 3
+    @inlinable
     public func compactMap<U>(_ transform: @escaping (Value) -> U?) -> Signal<U> {
         lift { downstream in
             .relay(to: downstream, next: { if let mapped = transform($0) { downstream.sendNext(mapped) } })
@@ -30,6 +33,7 @@ extension SignalProtocol {
     ///
     ///     source: -1-2-3-|
     ///     scan:   -1-3-6-|    (0, +)
+    @inlinable
     public func scan<A>(_ initial: A, _ accumulate: @escaping (A, Value) -> A) -> Signal<A> {
         lift { downstream in
             var accumulator = initial

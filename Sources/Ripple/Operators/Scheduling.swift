@@ -26,35 +26,48 @@ extension SignalProtocol {
     ///
     ///     source:   -a-b-|
     ///     deliver:  -a-b-|   (each on `scheduler`)
+    @inlinable
     public func deliver(on scheduler: any Scheduler) -> Signal<Value> {
-        Signal { subscriber in
-            let relay = DeliveryRelay(to: subscriber, on: scheduler)
-            return CompoundDisposable([relay, self.subscribe(relay)])
+        Signal { downstream in
+            let relay = DeliveryRelay(to: downstream, on: scheduler)
+            let upstream = self.subscribe(
+                next: { relay.enqueue(.next($0)) },
+                error: { relay.enqueue(.error($0)) },
+                completed: { relay.enqueue(.completed) })
+            return CompoundDisposable([relay, upstream])
         }
     }
 }
 
-/// Queues one subscription's events and drains them on a scheduler, one batch at a time.
-final class DeliveryRelay<Value>: SubscriberProtocol, Disposable, @unchecked Sendable {
+/// Queues one subscription's events and drains them on a scheduler, a batch at a time.
+///
+/// One drain is scheduled when the queue goes from empty to non-empty; it takes everything
+/// queued in one lock acquisition, delivers it in order, and repeats until the queue is dry.
+@usableFromInline
+final class DeliveryRelay<Value>: Disposable, @unchecked Sendable {
     /// Guarded by `state`.
-    private struct State: @unchecked Sendable {
-        var queue = FIFOQueue<Event<Value>>()
+    @usableFromInline
+    struct State: @unchecked Sendable {
+        @usableFromInline var queue = FIFOQueue<Event<Value>>()
         /// Set while a drain is scheduled or running; cleared when the queue runs dry.
-        var isScheduled = false
-        var isDisposed = false
+        @usableFromInline var isScheduled = false
+        @usableFromInline var isDisposed = false
+        @inlinable init() {}
     }
 
-    private let downstream: any SubscriberProtocol<Value>
-    private let scheduler: any Scheduler
-    private let state = Lock(State())
+    @usableFromInline let downstream: PassthroughSubscriber<Value>
+    @usableFromInline let scheduler: any Scheduler
+    @usableFromInline let state = Lock(State())
 
-    init(to downstream: any SubscriberProtocol<Value>, on scheduler: any Scheduler) {
+    @inlinable
+    init(to downstream: PassthroughSubscriber<Value>, on scheduler: any Scheduler) {
         self.downstream = downstream
         self.scheduler = scheduler
     }
 
-    var isDisposed: Bool { state.withLock { $0.isDisposed } }
+    @usableFromInline var isDisposed: Bool { state.withLock { $0.isDisposed } }
 
+    @usableFromInline
     func dispose() {
         let dropped = state.withLock { state in
             state.isDisposed = true
@@ -63,11 +76,8 @@ final class DeliveryRelay<Value>: SubscriberProtocol, Disposable, @unchecked Sen
         _ = dropped
     }
 
-    func sendNext(_ value: Value) { enqueue(.next(value)) }
-    func sendError(_ error: any Error) { enqueue(.error(error)) }
-    func sendCompleted() { enqueue(.completed) }
-
-    private func enqueue(_ event: Event<Value>) {
+    @inlinable
+    func enqueue(_ event: Event<Value>) {
         let mustSchedule = state.withLock { state in
             if state.isDisposed { return false }
             state.queue.append(event)
@@ -80,15 +90,19 @@ final class DeliveryRelay<Value>: SubscriberProtocol, Disposable, @unchecked Sen
         }
     }
 
-    private func drain() {
+    @inlinable
+    func drain() {
         while true {
-            let event: Event<Value>? = state.withLock { state in
-                if !state.isDisposed, let event = state.queue.popFirst() { return event }
+            let batch: ContiguousArray<Event<Value>?>? = state.withLock { state in
+                if !state.isDisposed, !state.queue.isEmpty { return state.queue.removeAll() }
                 state.isScheduled = false
                 return nil
             }
-            guard let event else { return }
-            downstream.send(event)
+            guard let batch else { return }
+            for case let event? in batch {
+                if downstream.isDisposed { break }
+                downstream.send(event)
+            }
         }
     }
 }

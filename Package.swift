@@ -6,12 +6,14 @@ let package = Package(
     products: [
         .library(name: "Ripple", targets: ["Ripple"]),
         .executable(name: "ripple-playground", targets: ["ripple-playground"]),
+        .executable(name: "ripple-logwatch", targets: ["ripple-logwatch"]),
     ],
     targets: [
         .target(name: "Ripple", path: "Sources/Ripple"),
         .target(name: "RipplePlayground", dependencies: ["Ripple"], path: "Sources/RipplePlayground"),
         .executableTarget(name: "ripple-playground", dependencies: ["RipplePlayground"], path: "Playground"),
-        .testTarget(name: "RippleTests", dependencies: ["Ripple"], path: "Tests/RippleTests"),
+        .executableTarget(name: "ripple-logwatch", dependencies: ["Ripple"], path: "Examples/LogWatch"),
+        .testTarget(name: "RippleTests", dependencies: ["Ripple", "ripple-logwatch"], path: "Tests/RippleTests"),
         .testTarget(
             name: "PlaygroundTests",
             dependencies: ["RipplePlayground", "ripple-playground"],

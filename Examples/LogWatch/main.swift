@@ -1,0 +1,85 @@
+import Foundation
+import Ripple
+
+// ripple-logwatch: follows a log file and prints each new matching line, built only on Ripple.
+//
+//   ripple-logwatch [--match REGEX] [--keep N] [--max-age SECONDS] FILE
+//
+// Lines travel through a Subject (no delegate protocol), the most recent matching lines stay in
+// a ReplaySubject(capacity:maxAge:), the status lives in a BehaviorSubject, and every callback
+// runs on one SerialQueueScheduler, so the daemon needs no lock of its own.
+// SIGHUP prints "# replay N" and the cached lines, oldest first; SIGTERM or SIGINT disposes
+// everything and exits 0.
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("ripple-logwatch: \(message)\n".utf8))
+    exit(2)
+}
+
+func write(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+// MARK: Command line
+
+var pattern: NSRegularExpression?
+var keep = 100
+var maxAge: Duration?
+var path: String?
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--match":
+        guard let value = arguments.popFirst() else { fail("--match needs a regular expression") }
+        do { pattern = try NSRegularExpression(pattern: value) } catch { fail("bad regular expression for --match: '\(value)'") }
+    case "--keep":
+        guard let value = arguments.popFirst(), let n = Int(value), n >= 1 else { fail("--keep needs a whole number of at least 1") }
+        keep = n
+    case "--max-age":
+        guard let value = arguments.popFirst(), let seconds = Double(value), seconds > 0 else { fail("--max-age needs a positive number of seconds") }
+        maxAge = .milliseconds(Int64(seconds * 1000))
+    default:
+        if argument.hasPrefix("-") && argument != "-" { fail("unknown option '\(argument)'") }
+        if path != nil { fail("only one FILE may be given (got '\(path!)' and '\(argument)')") }
+        path = argument
+    }
+}
+guard let path else { fail("usage: ripple-logwatch [--match REGEX] [--keep N] [--max-age SECONDS] FILE") }
+
+// MARK: The pipeline
+
+let scheduler = SerialQueueScheduler(label: "ripple-logwatch")
+let lines = Subject<String>()
+let status = BehaviorSubject("starting")
+let recent: ReplaySubject<String> = maxAge.map { ReplaySubject(capacity: keep, maxAge: $0, scheduler: scheduler) }
+    ?? ReplaySubject(capacity: keep)
+let everything = CompoundDisposable()
+let stopped = DispatchSemaphore(value: 0)
+
+let matcher = pattern
+let matching = lines.filter { line in
+    guard let matcher else { return true }
+    return matcher.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) != nil
+}
+matching.subscribe(recent).disposed(by: everything)
+matching.subscribeNext { write($0) }.disposed(by: everything)
+status.subscribeNext { FileHandle.standardError.write(Data("ripple-logwatch: \($0)\n".utf8)) }.disposed(by: everything)
+
+Signal.follow(path: path).deliver(on: scheduler).subscribe(lines).disposed(by: everything)
+
+Signal.unixSignals(SIGHUP).deliver(on: scheduler).subscribeNext { _ in
+    var cached: [String] = []
+    recent.subscribeNext { cached.append($0) }.dispose()   // the replay arrives synchronously
+    write("# replay \(cached.count)")
+    cached.forEach(write)
+}.disposed(by: everything)
+
+Signal.unixSignals(SIGTERM, SIGINT).deliver(on: scheduler).take(1).subscribeNext { _ in
+    status.sendNext("stopping")
+    everything.dispose()
+    stopped.signal()
+}.disposed(by: everything)
+
+scheduler.schedule { status.sendNext("following \(path)") }
+stopped.wait()
+exit(0)

@@ -1,0 +1,95 @@
+import Foundation
+
+/// The error a child process ends with when it exits with a non-zero status or is killed.
+public struct ProcessExitError: Error, CustomStringConvertible, Sendable {
+    /// The exit status, or the signal number when `signaled`.
+    public let status: Int32
+    /// Whether the child was ended by a signal.
+    public let signaled: Bool
+    public var description: String { signaled ? "terminated by signal \(status)" : "exited with status \(status)" }
+}
+
+extension Signal where Value == String {
+    /// Runs `executable` with `arguments` for each subscription and sends the lines of its
+    /// standard output; completes when it exits with status 0, fails with
+    /// `ProcessExitError` otherwise (after every line it printed).
+    ///
+    /// Standard error is passed through to this process's. Disposing terminates the child
+    /// if it still runs: SIGTERM, then SIGKILL a second later if it is still there (a child
+    /// inherits its parent thread's blocked signals). A child that cannot start fails the
+    /// signal at once.
+    ///
+    ///     Signal.run(executable: "/bin/sh", arguments: ["-c", "ls /tmp"]).subscribeNext { print($0) }
+    public static func run(executable: String, arguments: [String] = []) -> Signal<String> {
+        Signal { subscriber in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            let output = Pipe()
+            process.standardOutput = output
+            let exit = ChildExit(subscriber: subscriber)
+            process.terminationHandler = { process in
+                exit.exited(status: process.terminationStatus,
+                            signaled: process.terminationReason == .uncaughtSignal)
+            }
+            let lines = Signal.lines(from: output.fileHandleForReading).subscribe(
+                next: { subscriber.sendNext($0) },
+                error: { subscriber.sendError($0) },
+                completed: { exit.outputEnded() })
+            do {
+                try process.run()
+            } catch {
+                lines.dispose()
+                subscriber.sendError(error)
+                return nil
+            }
+            try? output.fileHandleForWriting.close()  // the child holds its own copy
+            let processBox = UncheckedSendable(process)
+            return ActionDisposable {
+                lines.dispose()
+                let process = processBox.value
+                guard process.isRunning else { return }
+                process.terminate()
+                // A child that blocks or ignores SIGTERM is killed a second later.
+                let pid = process.processIdentifier
+                DispatchQueue.global().asyncAfter(deadline: .now() + 1) {
+                    if processBox.value.isRunning { kill(pid, SIGKILL) }
+                }
+            }
+        }
+    }
+}
+
+/// Ends a `run` subscription once both the output has ended and the child has exited, so
+/// every line arrives before the terminal event.
+final class ChildExit: @unchecked Sendable {
+    private struct State {
+        var outputEnded = false
+        var exit: (status: Int32, signaled: Bool)?
+    }
+
+    private let subscriber: PassthroughSubscriber<String>
+    private let state = Lock(State())
+
+    init(subscriber: PassthroughSubscriber<String>) {
+        self.subscriber = subscriber
+    }
+
+    func outputEnded() { finish { $0.outputEnded = true } }
+
+    func exited(status: Int32, signaled: Bool) { finish { $0.exit = (status, signaled) } }
+
+    private func finish(_ change: (inout State) -> Void) {
+        let ended: (Int32, Bool)? = state.withLock { state in
+            change(&state)
+            guard state.outputEnded, let exit = state.exit else { return nil }
+            return (exit.status, exit.signaled)
+        }
+        guard let (status, signaled) = ended else { return }
+        if status == 0 && !signaled {
+            subscriber.sendCompleted()
+        } else {
+            subscriber.sendError(ProcessExitError(status: status, signaled: signaled))
+        }
+    }
+}

@@ -74,7 +74,9 @@ Signal.unixSignals(SIGHUP).deliver(on: scheduler).subscribeNext { _ in
     cached.forEach(write)
 }.disposed(by: everything)
 
-Signal.unixSignals(SIGTERM, SIGINT).deliver(on: scheduler).take(1).subscribeNext { _ in
+// On SIGTERM or SIGINT: give the follower one more poll (so a line written just before the
+// signal is not lost), then dispose everything and exit 0 — well within a second.
+Signal.unixSignals(SIGTERM, SIGINT).take(1).delay(.milliseconds(150), on: scheduler).subscribeNext { _ in
     status.sendNext("stopping")
     everything.dispose()
     stopped.signal()

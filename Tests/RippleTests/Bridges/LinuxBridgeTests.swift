@@ -78,6 +78,18 @@ import Testing
         #expect(unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_DFL, to: Int.self))
     }
 
+    @Test func intervalOnARealSchedulerTicksUntilDisposed() {
+        let ticks = Box<[Int]>([])
+        let d = Signal<Int>.interval(.milliseconds(5), on: SerialQueueScheduler(label: "ticks"))
+            .subscribeNext { tick in ticks.mutate { $0.append(tick) } }
+        #expect(waitUntil { ticks.value.count >= 3 })
+        d.dispose()
+        let stoppedAt = ticks.value.count
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(ticks.value.count <= stoppedAt + 1)
+        #expect(Array(ticks.value.prefix(3)) == [0, 1, 2])
+    }
+
     @Test func notificationCenterSignalDeliversUntilDisposed() {
         let center = NotificationCenter()
         let name = Notification.Name("ripple.test")
@@ -183,12 +195,14 @@ import Testing
         kill(process.processIdentifier, SIGHUP)
         #expect(waitUntil { output.lines.count == 6 })
         #expect(output.lines == ["ERROR one", "WARN two", "ERROR three", "# replay 2", "WARN two", "ERROR three"])
+        try append("ERROR written just before SIGTERM\n")
         let stopAsked = Date()
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
         #expect(Date().timeIntervalSince(stopAsked) < 1)
         #expect(process.terminationStatus == 0)
         #expect(process.terminationReason == .exit)
+        #expect(waitUntil(timeout: 2) { output.lines.last == "ERROR written just before SIGTERM" }, "nothing was lost")
     }
 
     @Test func badOptionsAndRegexesExitTwoWithAMessage() throws {

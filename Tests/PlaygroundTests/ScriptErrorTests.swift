@@ -187,3 +187,57 @@ struct BadScript: CustomTestStringConvertible, Sendable {
         #expect(result.out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) == (try golden("tour")) + [""])
     }
 }
+
+/// Mutated scripts from a seeded generator: every input ends in exit 0 or a clear error,
+/// never a crash or a hang.
+@Suite struct PlaygroundFuzzTests {
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static func mutate(_ script: String, seed: UInt64) -> [UInt8] {
+        var random = Generator(state: seed)
+        var bytes = Array(script.utf8)
+        for _ in 0..<Int.random(in: 1...8, using: &random) {
+            guard !bytes.isEmpty else { break }
+            let position = Int.random(in: 0..<bytes.count, using: &random)
+            switch Int.random(in: 0..<7, using: &random) {
+            case 0: bytes[position] = UInt8.random(in: 0...255, using: &random)                          // random byte
+            case 1: bytes.removeSubrange(position..<min(bytes.count, position + Int.random(in: 1...20, using: &random)))  // truncate
+            case 2: bytes.insert(UInt8(ascii: "\""), at: position)                                        // unbalanced quote
+            case 3: bytes.insert(contentsOf: Array("99999999999999999999999".utf8), at: position)         // huge number
+            case 4: bytes.insert(contentsOf: Array(String(repeating: " |> take 1", count: 50).utf8), at: position)  // deep chain
+            case 5: bytes.insert(contentsOf: Array("\nwait 10ms\n".utf8), at: position)
+            default: bytes.insert(contentsOf: bytes[position..<min(bytes.count, position + 30)], at: position)  // duplicate
+            }
+        }
+        return bytes
+    }
+
+    @Test func mutatedDemoScriptsEndInSuccessOrAClearError() {
+        var runs = 0
+        for (index, demo) in Demo.all.enumerated() {
+            for round in 0..<60 {
+                let seed = UInt64(index * 1_000 + round)
+                let bytes = Self.mutate(demo.script, seed: seed)
+                let run = Run(["run", "-"], stdin: bytes)
+                runs += 1
+                #expect(run.status == 0 || run.status == 2, "seed \(seed)")
+                if run.status == 2 {
+                    #expect(!run.stderr.isEmpty && run.stderr.allSatisfy { $0.hasPrefix("<stdin>:") && $0.contains(": error: ") },
+                            "seed \(seed): \(run.stderr.prefix(2))")
+                } else {
+                    #expect(run.stderr.isEmpty, "seed \(seed)")
+                }
+            }
+        }
+        #expect(runs == Demo.all.count * 60)
+    }
+}

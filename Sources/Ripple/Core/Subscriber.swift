@@ -18,21 +18,6 @@ import Synchronization
 /// that finds the turn taken (contention, or a re-entrant send) queues its event under the
 /// lock for the turn holder to deliver, in order.
 public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked Sendable {
-    /// The three closures, held together so one reference moves.
-    @usableFromInline
-    final class Callbacks {
-        @usableFromInline let next: ((Value) -> Void)?
-        @usableFromInline let error: ((any Error) -> Void)?
-        @usableFromInline let completed: (() -> Void)?
-
-        @inlinable
-        init(next: ((Value) -> Void)?, error: ((any Error) -> Void)?, completed: (() -> Void)?) {
-            self.next = next
-            self.error = error
-            self.completed = completed
-        }
-    }
-
     /// Events waiting for the turn holder. Guarded by `queue`'s lock.
     @usableFromInline
     struct Queue: @unchecked Sendable {
@@ -40,9 +25,8 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
         @inlinable init() {}
     }
 
-    /// The delivery turn: 0 free, 1 held, 2 held and the holder must look at the queue (and
-    /// at `disposed`) before giving it up. Taken from 0 by compare-and-swap.
-    @usableFromInline let turn = Atomic<Int>(0)
+    /// Who delivers now; the holder looks at the queue (and at `disposed`) when asked.
+    @usableFromInline let turn = DeliveryTurn()
     /// Set when a terminal event is accepted or the subscriber is disposed; then nothing
     /// more is accepted.
     @usableFromInline let terminated = Atomic<Bool>(false)
@@ -51,7 +35,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     @usableFromInline let disposed = Atomic<Bool>(false)
     @usableFromInline let queue = Lock(Queue())
     /// The closures (+1), read and released only by the turn holder; nil once released.
-    @usableFromInline var callbacks: Unmanaged<Callbacks>?
+    @usableFromInline var callbacks: Unmanaged<EventCallbacks<Value>>?
 
     /// Creates a subscriber; every closure is optional.
     @inlinable
@@ -60,7 +44,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
         error: ((any Error) -> Void)? = nil,
         completed: (() -> Void)? = nil
     ) {
-        callbacks = Unmanaged.passRetained(Callbacks(next: next, error: error, completed: completed))
+        callbacks = Unmanaged.passRetained(EventCallbacks(next: next, error: error, completed: completed))
     }
 
     deinit {
@@ -128,9 +112,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     // MARK: The delivery turn
 
     @inlinable
-    func takeTurn() -> Bool {
-        turn.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged
-    }
+    func takeTurn() -> Bool { turn.take() }
 
     /// Delivers `event` while holding the turn; a terminal event releases the closures after.
     @inlinable
@@ -149,10 +131,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     /// Gives the turn up, unless there is queued work or a disposal to handle first.
     @inlinable
     func finishTurn() {
-        if !disposed.load(ordering: .acquiring),
-           turn.compareExchange(expected: 1, desired: 0, ordering: .acquiringAndReleasing).exchanged {
-            return
-        }
+        if !disposed.load(ordering: .acquiring), turn.releaseIfUnasked() { return }
         drain()
     }
 
@@ -162,7 +141,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     func drain() {
         while true {
             let event: Event<Value>? = queue.withLock { queue in
-                turn.store(1, ordering: .releasing)
+                turn.keep(mustLook: false)
                 if let event = queue.events.popFirst() { return event }
                 return nil
             }
@@ -174,7 +153,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
             if disposed.load(ordering: .acquiring) { releaseCallbacks() }
             let gaveUp = queue.withLock { queue in
                 if !queue.events.isEmpty { return false }
-                turn.store(0, ordering: .releasing)
+                turn.release()
                 return true
             }
             if gaveUp { return }
@@ -186,7 +165,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     func enqueue(_ event: Event<Value>) {
         let tookTurn = queue.withLock { queue in
             queue.events.append(event)
-            return !requestLookLocked()
+            return !turn.requestLook()
         }
         if tookTurn { drain() }
     }
@@ -194,23 +173,8 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     /// Asks the turn holder to look; if there is none, takes the turn and drains.
     @usableFromInline
     func requestLook() {
-        let tookTurn = queue.withLock { _ in !requestLookLocked() }
+        let tookTurn = queue.withLock { _ in !turn.requestLook() }
         if tookTurn { drain() }
-    }
-
-    /// Under the queue lock: flags the holder, or takes the turn (returns false) if it is free.
-    @usableFromInline
-    func requestLookLocked() -> Bool {
-        while true {
-            switch turn.load(ordering: .acquiring) {
-            case 0:
-                if takeTurn() { return false }
-            case 1:
-                if turn.compareExchange(expected: 1, desired: 2, ordering: .acquiringAndReleasing).exchanged { return true }
-            default:
-                return true
-            }
-        }
     }
 
     /// Releases the closures and drops queued events (turn holder only), outside the lock.

@@ -50,9 +50,9 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
         @inlinable init(history: History) { self.history = history }
     }
 
-    /// The delivery turn: 0 free, 1 held, 2 held and the holder must look at the queue (or
-    /// removals) under the lock before giving it up. Taken only under the lock.
-    @usableFromInline let turn = Atomic<Int>(0)
+    /// Who delivers now; taken only under the lock, given back by `releaseIfUnasked` without
+    /// it. The holder looks at the queue and the removals when asked.
+    @usableFromInline let turn = DeliveryTurn()
     @usableFromInline let state: Lock<State>
 
     @inlinable
@@ -133,49 +133,31 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
     @usableFromInline
     func remove(_ entry: Entry) {
         let detachNow = state.withLock { state in
-            if turn.load(ordering: .acquiring) == 0 {
+            if !turn.isHeld {
                 state.subscribers.remove(entry)
                 return true
             }
             state.removals.append(entry)
-            if requestLook() { return false }
+            if turn.requestLook() { return false }
             // The turn came free meanwhile and this thread took it: tidy up and give it back.
             for removed in state.removals { state.subscribers.remove(removed) }
             state.removals = []
-            turn.store(0, ordering: .releasing)
+            turn.release()
             return true
         }
         if detachNow { entry.detach() }
     }
 
-    // MARK: The delivery turn (all under the lock but `deliver`)
+    // MARK: The delivery turn (under the lock, but for `deliver`)
 
     @inlinable
-    func takeTurn() -> Bool {
-        turn.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged
-    }
-
-    /// Asks the turn holder to look at the queue; false when there is no holder, in which
-    /// case this thread has taken the turn.
-    @inlinable
-    func requestLook() -> Bool {
-        while true {
-            switch turn.load(ordering: .acquiring) {
-            case 0:
-                if takeTurn() { return false }
-            case 1:
-                if turn.compareExchange(expected: 1, desired: 2, ordering: .acquiringAndReleasing).exchanged { return true }
-            default:
-                return true
-            }
-        }
-    }
+    func takeTurn() -> Bool { turn.take() }
 
     /// Queues `pending` for the turn holder; if the turn came free, takes it and returns the next work.
     @inlinable
     func enqueue(_ pending: Pending, in state: inout State) -> Work? {
         state.pending.append(pending)
-        return requestLook() ? nil : nextWork(&state)
+        return turn.requestLook() ? nil : nextWork(&state)
     }
 
     /// Takes the next queued work for the turn holder, or gives the turn up when there is none.
@@ -193,10 +175,10 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
                 work = .subscribe(entry, replay: replay, terminal: terminal)
             }
             let mustLook = !state.pending.isEmpty || !state.removals.isEmpty
-            turn.store(mustLook ? 2 : 1, ordering: .releasing)
+            turn.keep(mustLook: mustLook)
             return work
         }
-        turn.store(0, ordering: .releasing)
+        turn.release()
         return nil
     }
 
@@ -207,9 +189,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
         while let work = next.take() {
             let endedStream = perform(work)
             _ = consume work  // drop the snapshot before locking, so removals do not copy it
-            if !endedStream && turn.compareExchange(expected: 1, desired: 0, ordering: .acquiringAndReleasing).exchanged {
-                return
-            }
+            if !endedStream && turn.releaseIfUnasked() { return }
             var released: [Entry] = []
             next = state.withLock { state in
                 if endedStream { released = state.subscribers.removeAll() }

@@ -11,28 +11,12 @@ import Synchronization
 @usableFromInline
 final class SubjectSubscription<Value, History: SubjectHistory>: Disposable, @unchecked Sendable
 where History.Value == Value {
-    /// The closures of a closure subscription, immutable so a delivery calls them without
-    /// retaining anything.
-    @usableFromInline
-    final class Callbacks {
-        @usableFromInline let next: ((Value) -> Void)?
-        @usableFromInline let error: ((any Error) -> Void)?
-        @usableFromInline let completed: (() -> Void)?
-
-        @inlinable
-        init(next: ((Value) -> Void)?, error: ((any Error) -> Void)?, completed: (() -> Void)?) {
-            self.next = next
-            self.error = error
-            self.completed = completed
-        }
-    }
-
     /// The receiver, or nil for a closure subscription.
     @usableFromInline let subscriber: (any SubscriberProtocol<Value>)?
     /// The closures, owned (+1) until `detach` releases them. Unmanaged so the delivery path
     /// calls them without a retain/release pair; `detach` runs only once no delivery can
     /// reach this subscription.
-    @usableFromInline var callbacks: Unmanaged<Callbacks>?
+    @usableFromInline var callbacks: Unmanaged<EventCallbacks<Value>>?
     /// The index in the subject's `SubscriberList`, or -1. Guarded by the subject's lock.
     @usableFromInline var slot = -1
     @usableFromInline let ended = Atomic<Bool>(false)
@@ -48,7 +32,7 @@ where History.Value == Value {
     init(next: ((Value) -> Void)?, error: ((any Error) -> Void)?, completed: (() -> Void)?,
          storage: SubjectStorage<Value, History>) {
         subscriber = nil
-        callbacks = Unmanaged.passRetained(Callbacks(next: next, error: error, completed: completed))
+        callbacks = Unmanaged.passRetained(EventCallbacks(next: next, error: error, completed: completed))
         self.storage = storage
     }
 

@@ -45,10 +45,12 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
         completed: (() -> Void)? = nil
     ) {
         callbacks = Unmanaged.passRetained(EventCallbacks(next: next, error: error, completed: completed))
+        RippleDebug.subscriptionCreated()
     }
 
     deinit {
         callbacks?.release()
+        RippleDebug.subscriptionDestroyed()
     }
 
     /// Whether the subscriber takes no more events: it was disposed or received a terminal event.

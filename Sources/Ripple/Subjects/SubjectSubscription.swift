@@ -26,6 +26,7 @@ where History.Value == Value {
     init(_ subscriber: any SubscriberProtocol<Value>, storage: SubjectStorage<Value, History>) {
         self.subscriber = subscriber
         self.storage = storage
+        RippleDebug.subscriptionCreated()
     }
 
     @inlinable
@@ -34,6 +35,7 @@ where History.Value == Value {
         subscriber = nil
         callbacks = Unmanaged.passRetained(EventCallbacks(next: next, error: error, completed: completed))
         self.storage = storage
+        RippleDebug.subscriptionCreated()
     }
 
     @inlinable
@@ -73,6 +75,7 @@ where History.Value == Value {
 
     deinit {
         callbacks?.release()
+        RippleDebug.subscriptionDestroyed()
     }
 
     @usableFromInline

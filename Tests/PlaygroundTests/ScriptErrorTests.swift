@@ -127,6 +127,12 @@ struct BadScript: CustomTestStringConvertible, Sendable {
     }
 }
 
+/// Standard error of a child, collected on its own thread.
+final class ErrorCollector: @unchecked Sendable {
+    var data = Data()
+    let done = DispatchSemaphore(value: 0)
+}
+
 /// Runs the built executable itself, as a user would.
 @Suite struct ExecutableTests {
     static var executable: URL {
@@ -149,10 +155,16 @@ struct BadScript: CustomTestStringConvertible, Sendable {
         process.standardOutput = output
         process.standardError = error
         try process.run()
+        // Read standard error on another thread, so a child that fills one pipe while we
+        // drain the other cannot deadlock the test.
+        let errors = ErrorCollector()
+        let reader = Thread { errors.data = error.fileHandleForReading.readDataToEndOfFile(); errors.done.signal() }
+        reader.start()
         input.fileHandleForWriting.write(Data(stdin.utf8))
         try input.fileHandleForWriting.close()
         let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = error.fileHandleForReading.readDataToEndOfFile()
+        errors.done.wait()
+        let err = errors.data
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }

@@ -8,11 +8,18 @@ protocol SubjectHistory<Value>: Sendable {
     mutating func record(_ value: Value)
     /// The values a new subscriber receives first; `afterError` when the subject failed.
     mutating func replay(afterError: Bool) -> [Value]
+    /// True when `record` does nothing, so a value can be sent without the lock.
+    static var recordsNothing: Bool { get }
+}
+
+extension SubjectHistory {
+    @inlinable static var recordsNothing: Bool { false }
 }
 
 /// `Subject`: no history.
 @usableFromInline
 struct NoHistory<Value>: SubjectHistory, @unchecked Sendable {
+    @inlinable static var recordsNothing: Bool { true }
     @inlinable init() {}
     @inlinable func record(_ value: Value) {}
     @inlinable func replay(afterError: Bool) -> [Value] { [] }

@@ -40,7 +40,6 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
     @usableFromInline
     struct State: @unchecked Sendable {
         @usableFromInline var history: History
-        @usableFromInline var subscribers = SubscriberList<Value, History>()
         /// Set when the terminal event is sent (entered once; never cleared).
         @usableFromInline var terminal: Event<Value>?
         @usableFromInline var pending = FIFOQueue<Pending>()
@@ -54,6 +53,12 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
     /// it. The holder looks at the queue and the removals when asked.
     @usableFromInline let turn = DeliveryTurn()
     @usableFromInline let state: Lock<State>
+    /// The subscriptions. Read and written only by the thread holding the delivery turn
+    /// (the turn's acquire/release orders the accesses), so a send can snapshot it without
+    /// the lock.
+    @usableFromInline var subscribers = SubscriberList<Value, History>()
+    /// Mirrors `state.terminal != nil` for the lock-free send path; set under the lock.
+    @usableFromInline let terminated = Atomic<Bool>(false)
 
     @inlinable
     init(history: History) {
@@ -61,7 +66,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
     }
 
     deinit {
-        let remaining = state.withLock { $0.subscribers.removeAll() }
+        let remaining = subscribers.removeAll()
         for entry in remaining {
             entry.markEnded()
             (entry.subscriber as? Subscriber<Value>)?.dispose()
@@ -79,7 +84,11 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
 
     @usableFromInline var terminalEvent: Event<Value>? { state.withLock { $0.terminal } }
 
-    @usableFromInline var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    /// The number of subscriptions (for tests, when no delivery runs).
+    @usableFromInline var subscriberCount: Int {
+        _ = turn.isHeld  // acquire: see the last holder's writes
+        return subscribers.count
+    }
 
     // MARK: Sending
 
@@ -87,6 +96,17 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
     /// against the history) says no.
     @inlinable
     func send(_ event: Event<Value>, accept: ((History) -> Bool)? = nil) {
+        // A subject without history sends a value without the lock when the turn is free:
+        // the list is the turn holder's, and a terminal event is an atomic flag.
+        if History.recordsNothing, accept == nil, case .next = event,
+           !terminated.load(ordering: .acquiring), takeTurn() {
+            if terminated.load(ordering: .acquiring) {
+                finishTurn()
+            } else {
+                deliver(.event(event, subscribers.slots))
+            }
+            return
+        }
         let work: Work? = state.withLock { state in
             guard state.terminal == nil else { return nil }
             if let accept, !accept(state.history) { return nil }
@@ -94,10 +114,19 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
                 state.history.record(value)
             } else {
                 state.terminal = event
+                terminated.store(true, ordering: .releasing)
             }
-            if takeTurn() { return .event(event, state.subscribers.slots) }
+            if takeTurn() { return .event(event, subscribers.slots) }
             return enqueue(.event(event), in: &state)
         }
+        if let work { deliver(work) }
+    }
+
+    /// Gives up a turn taken for nothing, delivering whatever was queued meanwhile.
+    @inlinable
+    func finishTurn() {
+        if turn.releaseIfUnasked() { return }
+        let work: Work? = state.withLock { state in nextWork(&state) }
         if let work { deliver(work) }
     }
 
@@ -119,7 +148,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
             let terminal = state.terminal
             let replay = state.history.replay(afterError: terminal?.error != nil)
             if takeTurn() {
-                if terminal == nil { state.subscribers.append(entry) }
+                if terminal == nil { subscribers.append(entry) }
                 return .subscribe(entry, replay: replay, terminal: terminal)
             }
             return enqueue(.subscribe(entry, replay: replay, terminal: terminal), in: &state)
@@ -133,14 +162,16 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
     @usableFromInline
     func remove(_ entry: Entry) {
         let detachNow = state.withLock { state in
-            if !turn.isHeld {
-                state.subscribers.remove(entry)
+            if takeTurn() {
+                // No delivery runs (and nothing is queued): remove it now, as the turn holder.
+                subscribers.remove(entry)
+                turn.release()
                 return true
             }
             state.removals.append(entry)
             if turn.requestLook() { return false }
             // The turn came free meanwhile and this thread took it: tidy up and give it back.
-            for removed in state.removals { state.subscribers.remove(removed) }
+            for removed in state.removals { subscribers.remove(removed) }
             state.removals = []
             turn.release()
             return true
@@ -167,11 +198,11 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
             let work: Work
             switch pending {
             case .event(let event):
-                work = .event(event, state.subscribers.slots)
+                work = .event(event, subscribers.slots)
             case .subscribe(let entry, let replay, let terminal):
                 if entry.isDisposed { continue }
                 // Not ended when it subscribed: a terminal event sent since is queued behind this.
-                if terminal == nil { state.subscribers.append(entry) }
+                if terminal == nil { subscribers.append(entry) }
                 work = .subscribe(entry, replay: replay, terminal: terminal)
             }
             let mustLook = !state.pending.isEmpty || !state.removals.isEmpty
@@ -192,8 +223,8 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
             if !endedStream && turn.releaseIfUnasked() { return }
             var released: [Entry] = []
             next = state.withLock { state in
-                if endedStream { released = state.subscribers.removeAll() }
-                for entry in state.removals { state.subscribers.remove(entry) }
+                if endedStream { released = subscribers.removeAll() }
+                for entry in state.removals { subscribers.remove(entry) }
                 released.append(contentsOf: state.removals)
                 state.removals = []
                 return nextWork(&state)

@@ -35,7 +35,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     @usableFromInline let disposed = Atomic<Bool>(false)
     @usableFromInline let queue = Lock(Queue())
     /// The closures (+1), read and released only by the turn holder; nil once released.
-    @usableFromInline var callbacks: Unmanaged<EventCallbacks<Value>>?
+    @usableFromInline @exclusivity(unchecked) var callbacks: Unmanaged<EventCallbacks<Value>>?
 
     /// Creates a subscriber; every closure is optional.
     @inlinable

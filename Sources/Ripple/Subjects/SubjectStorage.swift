@@ -18,13 +18,13 @@ import Synchronization
 @usableFromInline
 final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable where History.Value == Value {
     @usableFromInline typealias Entry = SubjectSubscription<Value, History>
-    @usableFromInline typealias Snapshot = ContiguousArray<Unmanaged<Entry>?>
 
     /// Work done while holding the delivery turn.
     @usableFromInline
     enum Work {
-        /// Deliver `event` to the subscriptions in `snapshot`.
-        case event(Event<Value>, Snapshot)
+        /// Deliver `event` to every subscription, walking the list in place (the turn
+        /// holder owns it; callbacks' subscribes and disposes are deferred meanwhile).
+        case event(Event<Value>)
         /// Deliver a new subscription's replay, then the terminal event if the subject had ended.
         case subscribe(Entry, replay: [Value], terminal: Event<Value>?)
     }
@@ -54,9 +54,9 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
     @usableFromInline let turn = DeliveryTurn()
     @usableFromInline let state: Lock<State>
     /// The subscriptions. Read and written only by the thread holding the delivery turn
-    /// (the turn's acquire/release orders the accesses), so a send can snapshot it without
+    /// (the turn's acquire/release orders the accesses), so a send can walk it without
     /// the lock.
-    @usableFromInline var subscribers = SubscriberList<Value, History>()
+    @usableFromInline @exclusivity(unchecked) var subscribers = SubscriberList<Value, History>()
     /// Mirrors `state.terminal != nil` for the lock-free send path; set under the lock.
     @usableFromInline let terminated = Atomic<Bool>(false)
 
@@ -103,7 +103,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
             if terminated.load(ordering: .acquiring) {
                 finishTurn()
             } else {
-                deliver(.event(event, subscribers.slots))
+                deliver(.event(event))
             }
             return
         }
@@ -116,7 +116,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
                 state.terminal = event
                 terminated.store(true, ordering: .releasing)
             }
-            if takeTurn() { return .event(event, subscribers.slots) }
+            if takeTurn() { return .event(event) }
             return enqueue(.event(event), in: &state)
         }
         if let work { deliver(work) }
@@ -158,7 +158,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
     }
 
     /// Removes a disposed subscription: at once when no delivery runs, else when the
-    /// delivering thread next looks (it may be walking a snapshot that holds it).
+    /// delivering thread next looks (it may be walking the list).
     @usableFromInline
     func remove(_ entry: Entry) {
         let detachNow = state.withLock { state in
@@ -198,7 +198,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
             let work: Work
             switch pending {
             case .event(let event):
-                work = .event(event, subscribers.slots)
+                work = .event(event)
             case .subscribe(let entry, let replay, let terminal):
                 if entry.isDisposed { continue }
                 // Not ended when it subscribed: a terminal event sent since is queued behind this.
@@ -219,7 +219,6 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
         var next: Work? = first
         while let work = next.take() {
             let endedStream = perform(work)
-            _ = consume work  // drop the snapshot before locking, so removals do not copy it
             if !endedStream && turn.releaseIfUnasked() { return }
             var released: [Entry] = []
             next = state.withLock { state in
@@ -229,7 +228,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
                 state.removals = []
                 return nextWork(&state)
             }
-            // No snapshot taken from now on holds these: release their closures outside the lock.
+            // No delivery can reach these any more: release their closures outside the lock.
             for entry in released { entry.detach() }
         }
     }
@@ -238,24 +237,26 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
     @inlinable
     func perform(_ work: Work) -> Bool {
         switch work {
-        case .event(let event, let snapshot):
-            if case .next(let value) = event {
-                for case let unmanaged? in snapshot {
+        case .event(let event):
+            return subscribers.slots.withUnsafeBufferPointer { slots in
+                if case .next(let value) = event {
+                    for case let unmanaged? in slots {
+                        unmanaged._withUnsafeGuaranteedRef { entry in
+                            if !entry.isDisposed { entry.deliverNext(value) }
+                        }
+                    }
+                    return false
+                }
+                for case let unmanaged? in slots {
                     unmanaged._withUnsafeGuaranteedRef { entry in
-                        if !entry.isDisposed { entry.deliverNext(value) }
+                        if !entry.isDisposed {
+                            entry.deliver(event)
+                            entry.markEnded()
+                        }
                     }
                 }
-                return false
+                return true
             }
-            for case let unmanaged? in snapshot {
-                unmanaged._withUnsafeGuaranteedRef { entry in
-                    if !entry.isDisposed {
-                        entry.deliver(event)
-                        entry.markEnded()
-                    }
-                }
-            }
-            return true
         case .subscribe(let entry, let replay, let terminal):
             for value in replay {
                 if entry.isDisposed { return false }

@@ -16,9 +16,9 @@ where History.Value == Value {
     /// The closures, owned (+1) until `detach` releases them. Unmanaged so the delivery path
     /// calls them without a retain/release pair; `detach` runs only once no delivery can
     /// reach this subscription.
-    @usableFromInline var callbacks: Unmanaged<EventCallbacks<Value>>?
+    @usableFromInline @exclusivity(unchecked) var callbacks: Unmanaged<EventCallbacks<Value>>?
     /// The index in the subject's `SubscriberList`, or -1. Guarded by the subject's lock.
-    @usableFromInline var slot = -1
+    @usableFromInline @exclusivity(unchecked) var slot = -1
     @usableFromInline let ended = Atomic<Bool>(false)
     @usableFromInline weak var storage: SubjectStorage<Value, History>?
 

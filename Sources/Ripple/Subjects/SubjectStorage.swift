@@ -9,9 +9,10 @@ import Synchronization
 /// subscriber sees every event in send order, callbacks of one subject never overlap, and
 /// no lock is held while user code runs.
 ///
-/// The turn is an atomic taken under the lock and, when nothing was queued meanwhile,
-/// given back with one compare-and-swap: an uncontended send costs one lock acquisition
-/// and no allocation, whatever the number of subscribers. A new subscriber's replay
+/// The turn is an atomic; its holder owns the subscriber list and gives the turn back with
+/// one compare-and-swap when nothing was queued meanwhile. An uncontended send costs no
+/// allocation, whatever the number of subscribers, and no lock for a subject without
+/// history (one lock acquisition to record the value otherwise). A new subscriber's replay
 /// (`History`) is snapshotted when it subscribes and delivered in queue order, so it sits
 /// exactly between the events sent before and after it: no gap, no duplicate. Subscribe
 /// and dispose are O(1). The hot paths are inlinable so clients specialize them.

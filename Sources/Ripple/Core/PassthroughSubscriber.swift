@@ -21,10 +21,11 @@ public final class PassthroughSubscriber<Value>: SubscriberProtocol, @unchecked 
     /// Set by the first terminal event, so exactly one is forwarded.
     @usableFromInline let terminated = Atomic<Bool>(false)
 
+    /// - Parameter direct: `inner` when it is a `Subscriber` (the caller has already cast it).
     @inlinable
-    init(forwardingTo inner: any SubscriberProtocol<Value>, disposable: CompoundDisposable) {
+    init(forwardingTo inner: any SubscriberProtocol<Value>, direct: Subscriber<Value>?, disposable: CompoundDisposable) {
         self.inner = inner
-        direct = inner as? Subscriber<Value>
+        self.direct = direct
         self.disposable = disposable
     }
 

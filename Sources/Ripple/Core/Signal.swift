@@ -35,10 +35,9 @@ public final class Signal<Value>: SignalProtocol, @unchecked Sendable {
     @inlinable @discardableResult
     public func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
         let compound = CompoundDisposable()
-        if let owned = subscriber as? Subscriber<Value> {
-            compound.add(owned)
-        }
-        let passthrough = PassthroughSubscriber(forwardingTo: subscriber, disposable: compound)
+        let direct = subscriber as? Subscriber<Value>  // cast once: the compound and the passthrough share it
+        if let direct { compound.add(direct) }
+        let passthrough = PassthroughSubscriber(forwardingTo: subscriber, direct: direct, disposable: compound)
         compound.add(producer(passthrough))
         return compound
     }

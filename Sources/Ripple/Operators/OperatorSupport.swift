@@ -85,3 +85,28 @@ final class SerialForwarder<Value>: @unchecked Sendable {
         drain()
     }
 }
+
+/// The state of an operator over an array of sources (`zip`, `combineLatest`): it hears
+/// each source's events tagged with the source's index.
+protocol IndexedSourcesDriver<Value>: Sendable {
+    associatedtype Value
+    func next(_ value: Value, at index: Int)
+    func completed(at index: Int)
+    func fail(_ error: any Error)
+}
+
+extension IndexedSourcesDriver {
+    /// Subscribes every source in order, tagging its events with its index; stops early if
+    /// `downstream` ended meanwhile. Returns the subscriptions.
+    func subscribe<U>(to sources: [any SignalProtocol<Value>], for downstream: PassthroughSubscriber<U>) -> CompoundDisposable {
+        let subscriptions = CompoundDisposable()
+        for (index, source) in sources.enumerated() {
+            if downstream.isDisposed { break }
+            subscriptions.add(source.subscribe(
+                next: { self.next($0, at: index) },
+                error: { self.fail($0) },
+                completed: { self.completed(at: index) }))
+        }
+        return subscriptions
+    }
+}

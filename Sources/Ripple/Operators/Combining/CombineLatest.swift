@@ -12,16 +12,7 @@ extension Signal {
     public static func combineLatest(_ signals: [any SignalProtocol<Value>]) -> Signal<[Value]> {
         if signals.isEmpty { return .empty }
         return Signal<[Value]> { downstream in
-            let driver = CombineLatestDriver<Value>(count: signals.count, downstream: downstream)
-            let subscriptions = CompoundDisposable()
-            for (index, signal) in signals.enumerated() {
-                if downstream.isDisposed { break }
-                subscriptions.add(signal.subscribe(
-                    next: { driver.next($0, at: index) },
-                    error: { driver.fail($0) },
-                    completed: { driver.completed(at: index) }))
-            }
-            return subscriptions
+            CombineLatestDriver<Value>(count: signals.count, downstream: downstream).subscribe(to: signals, for: downstream)
         }
     }
 }
@@ -49,7 +40,7 @@ extension SignalProtocol {
 }
 
 /// The state of one `combineLatest` subscription.
-final class CombineLatestDriver<Value>: @unchecked Sendable {
+final class CombineLatestDriver<Value>: IndexedSourcesDriver, @unchecked Sendable {
     /// Guarded by `state`.
     private struct State: @unchecked Sendable {
         var latest: [Value?]

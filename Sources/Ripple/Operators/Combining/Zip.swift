@@ -11,16 +11,7 @@ extension Signal {
     public static func zip(_ signals: [any SignalProtocol<Value>]) -> Signal<[Value]> {
         if signals.isEmpty { return .empty }
         return Signal<[Value]> { downstream in
-            let driver = ZipDriver<Value>(count: signals.count, downstream: downstream)
-            let subscriptions = CompoundDisposable()
-            for (index, signal) in signals.enumerated() {
-                if downstream.isDisposed { break }
-                subscriptions.add(signal.subscribe(
-                    next: { driver.next($0, at: index) },
-                    error: { driver.fail($0) },
-                    completed: { driver.completed(at: index) }))
-            }
-            return subscriptions
+            ZipDriver<Value>(count: signals.count, downstream: downstream).subscribe(to: signals, for: downstream)
         }
     }
 }
@@ -43,7 +34,7 @@ extension SignalProtocol {
 }
 
 /// The state of one `zip` subscription: a queue of waiting values per source.
-final class ZipDriver<Value>: @unchecked Sendable {
+final class ZipDriver<Value>: IndexedSourcesDriver, @unchecked Sendable {
     /// Guarded by `state`.
     private struct State: @unchecked Sendable {
         var waiting: [FIFOQueue<Value>]

@@ -84,6 +84,14 @@ final class SerialForwarder<Value>: @unchecked Sendable {
         enqueue(event)
         drain()
     }
+
+    /// Queues the end of a timed operator's stream: completion first sends the value it was
+    /// holding back; an error drops it. Safe to call under the operator's lock.
+    func enqueueEnd(_ event: Event<Value>, flushing waiting: inout Value?) {
+        if case .completed = event, let value = waiting.take() { enqueue(.next(value)) }
+        waiting = nil
+        enqueue(event)
+    }
 }
 
 /// The state of an operator over an array of sources (`zip`, `combineLatest`): it hears

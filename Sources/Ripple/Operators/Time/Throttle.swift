@@ -81,9 +81,7 @@ final class ThrottleDriver<Value>: @unchecked Sendable {
         state.withLock { state in
             if state.finished { return }
             state.finished = true
-            if case .completed = event, let value = state.waiting.take() { forwarder.enqueue(.next(value)) }
-            state.waiting = nil
-            forwarder.enqueue(event)
+            forwarder.enqueueEnd(event, flushing: &state.waiting)
         }
         window.dispose()
         forwarder.drain()

@@ -1,5 +1,3 @@
-import Synchronization
-
 extension SignalProtocol {
     /// Subscribes to `self` on `scheduler`: the subscribe closure (and whatever it sends
     /// synchronously) runs there (RAC's `subscribeOn:`).

@@ -13,10 +13,14 @@ let package = Package(
         .target(name: "RipplePlayground", dependencies: ["Ripple"], path: "Sources/RipplePlayground"),
         .executableTarget(name: "ripple-playground", dependencies: ["RipplePlayground"], path: "Playground"),
         .executableTarget(name: "ripple-logwatch", dependencies: ["Ripple"], path: "Examples/LogWatch"),
-        .testTarget(name: "RippleTests", dependencies: ["Ripple", "ripple-logwatch"], path: "Tests/RippleTests"),
+        // Shared by the test targets: the `.leakChecked` trait.
+        .target(name: "RippleTestSupport", dependencies: ["Ripple"], path: "Tests/RippleTestSupport"),
+        .testTarget(
+            name: "RippleTests", dependencies: ["Ripple", "RippleTestSupport", "ripple-logwatch"],
+            path: "Tests/RippleTests"),
         .testTarget(
             name: "PlaygroundTests",
-            dependencies: ["RipplePlayground", "ripple-playground"],
+            dependencies: ["RipplePlayground", "RippleTestSupport", "ripple-playground"],
             path: "Tests/PlaygroundTests",
             resources: [.copy("Golden")]),
     ],

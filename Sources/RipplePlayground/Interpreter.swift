@@ -30,6 +30,8 @@ public final class Interpreter {
     private var promises: [String: Promise<String>] = [:]
     private var valuePromises: [String: ValuePromise<String>] = [:]
     private var subscriptions: [String: any Disposable] = [:]
+    /// What `connect` statements started.
+    private var connectionDisposables: [any Disposable] = []
     private var owners: [String: Owner] = [:]
     /// Keeps source recorders alive for the marble rows.
     private var recorders: [any Disposable] = []
@@ -43,6 +45,17 @@ public final class Interpreter {
     public func run(_ script: Script) {
         for statement in script.statements { execute(statement.action) }
         if options.marbles { drawMarbles() }
+        endRun()
+    }
+
+    /// The script is over: ends everything it started, as a process exit would, so nothing
+    /// a run created outlives it (subscriptions to subjects that never ended included).
+    private func endRun() {
+        for subscription in subscriptions.values { subscription.dispose() }
+        for disposable in connectionDisposables + recorders { disposable.dispose() }
+        subscriptions = [:]
+        connectionDisposables = []
+        recorders = []
     }
 
     // MARK: Statements
@@ -104,7 +117,7 @@ public final class Interpreter {
         case .setValue(let name, let value):
             valuePromises[name]!.set(value)
         case .connect(let name):
-            connections[name]?.connect()
+            if let connection = connections[name] { connectionDisposables.append(connection.connect()) }
         case .owner(let name):
             owners[name] = Owner()
         case .release(let name):

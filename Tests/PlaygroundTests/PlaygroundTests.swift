@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import RipplePlayground
+import RippleTestSupport
 
 /// Runs the command in-process and captures what it prints.
 struct Run {
@@ -30,7 +31,7 @@ func golden(_ name: String) throws -> [String] {
     return text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
 }
 
-@Suite struct GoldenDemoTests {
+@Suite(.leakChecked) struct GoldenDemoTests {
     @Test(arguments: Demo.all.map(\.name))
     func everyDemoPrintsItsCheckedInOutput(name: String) throws {
         let run = Run(["demo", name])
@@ -79,7 +80,7 @@ func golden(_ name: String) throws -> [String] {
     }
 }
 
-@Suite struct ScriptLanguageTests {
+@Suite(.leakChecked) struct ScriptLanguageTests {
     @Test func timesPrefixesEachLineWithTheVirtualTime() {
         let run = Run(script: "subject a\nsubscribe A to a\nsend a 1\nwait 120ms\nsend a 2\nprint done", ["--times"])
         #expect(run.stdout == ["[   0ms] A: next 1", "[ 120ms] A: next 2", "[ 120ms] done"])

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import RipplePlayground
+import RippleTestSupport
 
 /// A bad script and the exact error lines it must produce.
 struct BadScript: CustomTestStringConvertible, Sendable {
@@ -10,7 +11,7 @@ struct BadScript: CustomTestStringConvertible, Sendable {
     var testDescription: String { name }
 }
 
-@Suite struct ScriptErrorTests {
+@Suite(.leakChecked) struct ScriptErrorTests {
     static let table: [BadScript] = [
         .init(name: "unknown statement", script: "frobnicate x", errors: ["<stdin>:1:1: error: unknown statement 'frobnicate'"]),
         .init(name: "unknown name", script: "subscribe a to nothing", errors: ["<stdin>:1:16: error: unknown name 'nothing'"]),
@@ -134,7 +135,7 @@ final class ErrorCollector: @unchecked Sendable {
 }
 
 /// Runs the built executable itself, as a user would.
-@Suite struct ExecutableTests {
+@Suite(.leakChecked) struct ExecutableTests {
     static var executable: URL {
         // The test bundle sits in the build folder next to the products.
         var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
@@ -202,7 +203,7 @@ final class ErrorCollector: @unchecked Sendable {
 
 /// Mutated scripts from a seeded generator: every input ends in exit 0 or a clear error,
 /// never a crash or a hang.
-@Suite struct PlaygroundFuzzTests {
+@Suite(.leakChecked) struct PlaygroundFuzzTests {
     struct Generator: RandomNumberGenerator {
         var state: UInt64
         mutating func next() -> UInt64 {

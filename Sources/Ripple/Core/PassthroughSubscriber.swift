@@ -5,7 +5,8 @@ import Synchronization
 /// It forwards to the real subscriber only while the subscription's compound disposable is
 /// not disposed, and a terminal event disposes that compound, which runs the closure's
 /// cleanup and stops anything still sending. `isDisposed` lets a long-running producer stop
-/// early. It is a concrete final class (not an existential) so a producer's sends compile
+/// early. When the producer lets go of it without a terminal event (nothing can send to the
+/// subscription any more), the subscription is disposed. It is a concrete final class (not an existential) so a producer's sends compile
 /// to direct calls.
 ///
 ///     Signal<Int> { subscriber in      // subscriber: PassthroughSubscriber<Int>
@@ -27,6 +28,14 @@ public final class PassthroughSubscriber<Value>: SubscriberProtocol, @unchecked 
         self.inner = inner
         self.direct = direct
         self.disposable = disposable
+    }
+
+    deinit {
+        // The producer let go of this subscriber, so nothing can send to the subscription any
+        // more: end it (its cleanup runs), as ReactiveSwift interrupts a signal whose input
+        // observer goes away. Otherwise a subscription whose source vanished without ending —
+        // a released subject under a chain of operators — would keep itself alive forever.
+        if !terminated.load(ordering: .acquiring), !disposable.isDisposed { disposable.dispose() }
     }
 
     /// True once the subscription is disposed, a terminal event was sent, or the real
@@ -58,6 +67,12 @@ public final class PassthroughSubscriber<Value>: SubscriberProtocol, @unchecked 
     public func sendCompleted() {
         guard beginTermination() else { return }
         if let direct { direct.sendCompleted() } else { inner.sendCompleted() }
+        disposable.dispose()
+    }
+
+    /// Disposes the subscription this passthrough feeds, without a terminal event (used
+    /// when its source can never send again).
+    func disposeSubscription() {
         disposable.dispose()
     }
 

@@ -11,15 +11,67 @@ import Synchronization
 ///     let before = RippleDebug.liveSubscriptions
 ///     runScenario()
 ///     assert(RippleDebug.liveSubscriptions == before)
+///
+/// The global count mixes everything the process does. To count only what one piece of
+/// work creates while other work runs beside it (tests running in parallel, requests in a
+/// service), run it inside `RippleDebug.counting(in:)` with a `Scope`.
 public enum RippleDebug {
     /// Subscriptions alive now (created and not yet deinitialized).
     public static var liveSubscriptions: Int { liveSubscriptionCount.load(ordering: .relaxed) }
 
+    /// A count of the live subscriptions created while it was the current scope.
+    ///
+    /// A subscription is counted in the scope that was current (a task-local value) on the
+    /// task that created it, and leaves that count when it is deinitialized, on whatever
+    /// thread. Subscriptions created on a scheduler's thread or a thread of your own belong
+    /// to no scope (they still count in `liveSubscriptions`).
+    ///
+    ///     let scope = RippleDebug.Scope()
+    ///     RippleDebug.counting(in: scope) {
+    ///         let subscription = subject.subscribe(next: { print($0) })
+    ///         // scope.liveSubscriptions == 1
+    ///         subscription.dispose()
+    ///     }
+    ///     // scope.liveSubscriptions == 0: nothing this work started is still alive
+    public final class Scope: Sendable {
+        @usableFromInline let count = Atomic<Int>(0)
+
+        /// Creates a scope with nothing counted.
+        public init() {}
+
+        /// Subscriptions created in this scope and alive now.
+        public var liveSubscriptions: Int { count.load(ordering: .relaxed) }
+    }
+
+    /// The scope new subscriptions are counted in, or nil.
+    @TaskLocal public static var currentScope: Scope?
+
+    /// Runs `body` with `scope` as the current scope, so the subscriptions it creates count there.
+    public static func counting<R>(in scope: Scope, _ body: () throws -> R) rethrows -> R {
+        try $currentScope.withValue(scope, operation: body)
+    }
+
+    /// Runs the asynchronous `body` with `scope` as the current scope (child tasks inherit it).
+    public static func counting<R>(
+        in scope: Scope, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> R
+    ) async rethrows -> R {
+        try await $currentScope.withValue(scope, operation: body, isolation: isolation)
+    }
+
+    /// Counts a new subscription; returns the scope it belongs to, to pass to `subscriptionDestroyed`.
     @inlinable
-    static func subscriptionCreated() { liveSubscriptionCount.add(1, ordering: .relaxed) }
+    static func subscriptionCreated() -> Scope? {
+        liveSubscriptionCount.add(1, ordering: .relaxed)
+        let scope = currentScope
+        scope?.count.add(1, ordering: .relaxed)
+        return scope
+    }
 
     @inlinable
-    static func subscriptionDestroyed() { liveSubscriptionCount.subtract(1, ordering: .relaxed) }
+    static func subscriptionDestroyed(in scope: Scope?) {
+        liveSubscriptionCount.subtract(1, ordering: .relaxed)
+        scope?.count.subtract(1, ordering: .relaxed)
+    }
 }
 
 @usableFromInline

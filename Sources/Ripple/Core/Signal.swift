@@ -4,7 +4,9 @@
 /// closure with the passthrough, and adds the disposable the closure returns to the
 /// compound. The passthrough forwards only while the compound is not disposed; a
 /// terminal event disposes it, so the closure's cleanup runs exactly once however the
-/// subscription ends.
+/// subscription ends. When the closure's subscriber is released without a terminal event
+/// (the closure kept no reference to it, so nothing can send any more), the subscription
+/// is disposed, as ReactiveSwift interrupts a signal whose input observer goes away.
 ///
 ///     let s = Signal<Int> { subscriber in
 ///         subscriber.sendNext(1)
@@ -19,7 +21,8 @@ public final class Signal<Value>: SignalProtocol, @unchecked Sendable {
     /// The closure run for every subscription.
     public typealias Producer = (PassthroughSubscriber<Value>) -> (any Disposable)?
 
-    @usableFromInline let producer: Producer
+    /// Set once; cleared only by `deinit` (see there). Read concurrently by subscribers.
+    @usableFromInline @exclusivity(unchecked) var producer: Producer?
 
     /// Creates a cold signal from a subscribe closure (RAC's `createSignal:`).
     ///
@@ -30,15 +33,22 @@ public final class Signal<Value>: SignalProtocol, @unchecked Sendable {
         self.producer = producer
     }
 
+    deinit {
+        // Releasing the producer releases what it captured, often the upstream signal: a
+        // chain built by a loop releases recursively, so deep in it, continue on a fresh stack.
+        if !StackGuard.hasRoom() { StackGuard.onFreshStack { producer = nil } }
+    }
+
     /// Runs the subscribe closure for `subscriber` and returns the subscription's
     /// compound disposable.
     @inlinable @discardableResult
     public func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
+        guard StackGuard.hasRoom() else { return StackGuard.onFreshStack { subscribe(subscriber) } }
         let compound = CompoundDisposable()
         let direct = subscriber as? Subscriber<Value>  // cast once: the compound and the passthrough share it
         if let direct { compound.add(direct) }
         let passthrough = PassthroughSubscriber(forwardingTo: subscriber, direct: direct, disposable: compound)
-        compound.add(producer(passthrough))
+        compound.add(producer.unsafelyUnwrapped(passthrough))
         return compound
     }
 }
@@ -64,8 +74,11 @@ extension Signal {
     }
 
     /// A signal that never sends anything, not even a terminal event.
+    ///
+    /// Its subscriptions stay alive until disposed (they hold their subscriber, as a
+    /// source that might still send would).
     public static var never: Signal<Value> {
-        Signal { _ in nil }
+        Signal { subscriber in ActionDisposable { withExtendedLifetime(subscriber) {} } }
     }
 
     /// A signal that fails at once with `error`.

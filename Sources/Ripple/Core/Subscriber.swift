@@ -36,6 +36,8 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     @usableFromInline let queue = Lock(Queue())
     /// The closures (+1), read and released only by the turn holder; nil once released.
     @usableFromInline @exclusivity(unchecked) var callbacks: Unmanaged<EventCallbacks<Value>>?
+    /// The `RippleDebug.Scope` this subscription counts in, if any.
+    @usableFromInline let debugScope: RippleDebug.Scope?
 
     /// Creates a subscriber; every closure is optional.
     @inlinable
@@ -45,12 +47,13 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
         completed: (() -> Void)? = nil
     ) {
         callbacks = Unmanaged.passRetained(EventCallbacks(next: next, error: error, completed: completed))
-        RippleDebug.subscriptionCreated()
+        debugScope = RippleDebug.subscriptionCreated()
     }
 
     deinit {
-        callbacks?.release()
-        RippleDebug.subscriptionDestroyed()
+        // The closures may hold the rest of a deep chain: release them where there is stack.
+        if let callbacks { StackGuard.run { callbacks.release() } }
+        RippleDebug.subscriptionDestroyed(in: debugScope)
     }
 
     /// Whether the subscriber takes no more events: it was disposed or received a terminal event.
@@ -62,6 +65,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     /// Delivers a value, unless the subscriber is terminated or disposed.
     @inlinable
     public func sendNext(_ value: Value) {
+        guard StackGuard.hasRoom() else { return StackGuard.onFreshStack { sendNext(value) } }
         if terminated.load(ordering: .acquiring) { return }
         if takeTurn() {
             if let callbacks { callbacks._withUnsafeGuaranteedRef { $0.next?(value) } }
@@ -74,6 +78,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     /// Delivers the error that ends the stream, then releases the closures.
     @inlinable
     public func sendError(_ error: any Error) {
+        guard StackGuard.hasRoom() else { return StackGuard.onFreshStack { sendError(error) } }
         if terminated.exchange(true, ordering: .acquiringAndReleasing) { return }
         if takeTurn() {
             deliver(.error(error))
@@ -86,6 +91,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     /// Delivers completion, then releases the closures.
     @inlinable
     public func sendCompleted() {
+        guard StackGuard.hasRoom() else { return StackGuard.onFreshStack { sendCompleted() } }
         if terminated.exchange(true, ordering: .acquiringAndReleasing) { return }
         if takeTurn() {
             deliver(.completed)

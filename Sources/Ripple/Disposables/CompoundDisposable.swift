@@ -31,6 +31,17 @@ public final class CompoundDisposable: Disposable, @unchecked Sendable {
         disposedFlag.load(ordering: .acquiring)
     }
 
+    deinit {
+        // Releasing the children may release a whole chain of subscriptions, one per operator.
+        if !StackGuard.hasRoom() {
+            var children = state.withLock { state in
+                defer { state.children = [] }
+                return state.children
+            }
+            StackGuard.onFreshStack { children.removeAll() }
+        }
+    }
+
     /// Adds `disposable` (nil is ignored); if the compound is already disposed, disposes it at once.
     ///
     /// - Returns: `true` when the compound keeps it, `false` when it was disposed at once.
@@ -56,6 +67,8 @@ public final class CompoundDisposable: Disposable, @unchecked Sendable {
     }
 
     public func dispose() {
+        // Each subscription of a chain holds its upstream's compound: disposal recurses per operator.
+        guard StackGuard.hasRoom() else { return StackGuard.onFreshStack { dispose() } }
         let children: [any Disposable] = state.withLock { state in
             if state.isDisposed { return [] }
             state.isDisposed = true

@@ -2,15 +2,16 @@ import Dispatch
 
 extension DispatchQueue {
     /// Runs `action` on this queue (after `delay`, if given) as `scheduler`, unless the
-    /// returned flag is disposed first. Shared by the Dispatch-backed schedulers.
+    /// returned disposable is disposed first (which releases `action` at once). Shared by
+    /// the Dispatch-backed schedulers.
     func schedule(
         as scheduler: any Scheduler,
         after delay: Duration?,
         _ action: @escaping @Sendable () -> Void
     ) -> any Disposable {
-        let flag = CancellationFlag()
+        let scheduled = ScheduledAction(action)
         let work: @Sendable () -> Void = {
-            if flag.isDisposed { return }
+            guard let action = scheduled.take() else { return }
             Schedulers.run(as: scheduler, action)
         }
         if let delay {
@@ -18,6 +19,6 @@ extension DispatchQueue {
         } else {
             async(execute: work)
         }
-        return flag
+        return scheduled
     }
 }

@@ -27,16 +27,16 @@ public final class ImmediateScheduler: Scheduler {
     private func enqueue(_ delay: Duration?, _ action: @escaping @Sendable () -> Void) -> any Disposable {
         let trampoline = Trampoline.forCurrentThread()
         if trampoline.isRunning {
-            let flag = CancellationFlag()
-            trampoline.queue.append((delay, action, flag))
-            return flag
+            let scheduled = ScheduledAction(action)
+            trampoline.queue.append((delay, scheduled))
+            return scheduled
         }
         trampoline.isRunning = true
         defer { trampoline.isRunning = false }
         Schedulers.run(as: self) {
             Self.run(delay, action)
-            while let (delay, action, flag) = trampoline.queue.popFirst() {
-                if !flag.isDisposed { Self.run(delay, action) }
+            while let (delay, scheduled) = trampoline.queue.popFirst() {
+                if let action = scheduled.take() { Self.run(delay, action) }
             }
         }
         return DisposedDisposable.shared
@@ -56,7 +56,7 @@ public final class ImmediateScheduler: Scheduler {
 /// storage and is released when the thread exits.
 private final class Trampoline {
     var isRunning = false
-    var queue = FIFOQueue<(Duration?, @Sendable () -> Void, CancellationFlag)>()
+    var queue = FIFOQueue<(Duration?, ScheduledAction)>()
 
     static func forCurrentThread() -> Trampoline {
         if let pointer = pthread_getspecific(trampolineKey) {
@@ -68,7 +68,7 @@ private final class Trampoline {
     }
 }
 
-private let trampolineKey: pthread_key_t = {
+let trampolineKey: pthread_key_t = {
     var key = pthread_key_t()
     let status = pthread_key_create(&key) { pointer in
         if let pointer { Unmanaged<AnyObject>.fromOpaque(pointer).release() }

@@ -60,7 +60,7 @@ public enum Schedulers {
 
 /// The thread-specific slot holding the running scheduler, unretained: the scheduler
 /// outlives the action it runs.
-private let currentSchedulerKey: pthread_key_t = {
+let currentSchedulerKey: pthread_key_t = {
     var key = pthread_key_t()
     let status = pthread_key_create(&key, nil)
     precondition(status == 0, "Ripple: pthread_key_create failed with \(status)")

@@ -41,13 +41,13 @@ public final class TestScheduler: Scheduler, @unchecked Sendable {
 
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> any Disposable {
-        let flag = CancellationFlag()
+        let scheduled = ScheduledAction(action)
         state.withLock { state in
             let due = state.now + max(delay, .zero)
-            state.queue.insert(.init(due: due, sequence: state.nextSequence, action: action, flag: flag))
+            state.queue.insert(.init(due: due, sequence: state.nextSequence, action: scheduled))
             state.nextSequence += 1
         }
-        return flag
+        return scheduled
     }
 
     /// Moves the clock forward by `interval`, running every action due by then in order.
@@ -78,9 +78,9 @@ public final class TestScheduler: Scheduler, @unchecked Sendable {
             while let first = state.queue.first {
                 if let limit, first.due > limit { return nil }
                 _ = state.queue.popFirst()
-                if first.flag.isDisposed { continue }
+                guard let action = first.action.take() else { continue }  // disposed
                 if state.now < first.due { state.now = first.due }
-                return first.action
+                return action
             }
             return nil
         }

@@ -7,8 +7,7 @@ struct VirtualTimeQueue {
     struct Item {
         let due: Duration
         let sequence: UInt64
-        let action: @Sendable () -> Void
-        let flag: CancellationFlag
+        let action: ScheduledAction
 
         func precedes(_ other: Item) -> Bool {
             due != other.due ? due < other.due : sequence < other.sequence

@@ -14,6 +14,12 @@
 /// subject accepted them; a send from inside a subscriber's callback is queued and delivered
 /// to every subscriber after the current one, so order holds and nothing deadlocks. A send
 /// that arrives while another thread is delivering returns at once; that thread delivers it.
+///
+/// Lifetime: a subject keeps its subscribers until they are disposed or it ends; a
+/// subscriber's closure that captures the subject therefore keeps both alive until then
+/// (dispose it, or capture the subject weakly). A subject that is released without ending
+/// disposes the subscriptions it still has — no terminal event, but their cleanup runs —
+/// since nothing can reach them any more (as RxSwift and RAC drop theirs).
 public final class Subject<Value>: SignalProtocol, SubscriberProtocol, @unchecked Sendable {
     @usableFromInline let storage = SubjectStorage<Value, NoHistory<Value>>(history: NoHistory())
 

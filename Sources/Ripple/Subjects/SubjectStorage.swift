@@ -67,11 +67,17 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
     }
 
     deinit {
-        let remaining = subscribers.removeAll()
-        for entry in remaining {
-            entry.markEnded()
-            (entry.subscriber as? Subscriber<Value>)?.dispose()
-            entry.detach()  // breaks cycles through closures that capture their own subscription
+        StackGuard.run {  // the subscriptions may hold deep chains
+            let remaining = subscribers.removeAll()
+            for entry in remaining {
+                entry.markEnded()
+                // Nothing can reach these subscriptions any more: end them, which runs their
+                // cleanup and breaks the cycle a cold signal's subscription forms through the
+                // subject (subscription → passthrough → compound → subscription).
+                (entry.subscriber as? Subscriber<Value>)?.dispose()
+                (entry.subscriber as? PassthroughSubscriber<Value>)?.disposeSubscription()
+                entry.detach()  // breaks cycles through closures that capture their own subscription
+            }
         }
     }
 
@@ -217,6 +223,8 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
     /// Performs `first`, then everything queued meanwhile, then gives up the turn.
     @inlinable
     func deliver(_ first: Work) {
+        // A subscriber may send to another subject, and so on: deep in such a chain, go on on a fresh stack.
+        guard StackGuard.hasRoom() else { return StackGuard.onFreshStack { deliver(first) } }
         var next: Work? = first
         while let work = next.take() {
             let endedStream = perform(work)

@@ -21,12 +21,14 @@ where History.Value == Value {
     @usableFromInline @exclusivity(unchecked) var slot = -1
     @usableFromInline let ended = Atomic<Bool>(false)
     @usableFromInline weak var storage: SubjectStorage<Value, History>?
+    /// The `RippleDebug.Scope` this subscription counts in, if any.
+    @usableFromInline let debugScope: RippleDebug.Scope?
 
     @inlinable
     init(_ subscriber: any SubscriberProtocol<Value>, storage: SubjectStorage<Value, History>) {
         self.subscriber = subscriber
         self.storage = storage
-        RippleDebug.subscriptionCreated()
+        debugScope = RippleDebug.subscriptionCreated()
     }
 
     @inlinable
@@ -35,7 +37,7 @@ where History.Value == Value {
         subscriber = nil
         callbacks = Unmanaged.passRetained(EventCallbacks(next: next, error: error, completed: completed))
         self.storage = storage
-        RippleDebug.subscriptionCreated()
+        debugScope = RippleDebug.subscriptionCreated()
     }
 
     @inlinable
@@ -74,8 +76,8 @@ where History.Value == Value {
     }
 
     deinit {
-        callbacks?.release()
-        RippleDebug.subscriptionDestroyed()
+        if let callbacks { StackGuard.run { callbacks.release() } }
+        RippleDebug.subscriptionDestroyed(in: debugScope)
     }
 
     @usableFromInline

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
-@Suite(.serialized) struct LinuxBridgeTests {
+@Suite(.serialized, .leakChecked) struct LinuxBridgeTests {
     @Test func linesFromAPipeArriveThenCompleteAtEndOfInput() throws {
         let pipe = Pipe()
         let r = Recorder<String>()
@@ -142,7 +143,7 @@ import Testing
 }
 
 /// Runs the built `ripple-logwatch` as a user would.
-@Suite(.serialized) struct LogWatchDaemonTests {
+@Suite(.serialized, .leakChecked) struct LogWatchDaemonTests {
     static var executable: URL {
         var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         while url.pathComponents.count > 1 {

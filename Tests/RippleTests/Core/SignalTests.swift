@@ -1,7 +1,8 @@
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
-@Suite struct SignalTests {
+@Suite(.leakChecked) struct SignalTests {
     @Test func coldSignalRunsItsClosureOncePerSubscription() {
         var runs = 0
         let signal = Signal<Int> { subscriber in

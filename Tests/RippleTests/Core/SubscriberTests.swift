@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
-@Suite struct SubscriberTests {
+@Suite(.leakChecked) struct SubscriberTests {
     @Test func aValueSentFromInsideNextIsQueuedUntilTheCallbackReturns() {
         var log: [String] = []
         var subscriber: Subscriber<Int>!
@@ -13,6 +14,7 @@ import Testing
         })
         subscriber.sendNext(1)
         #expect(log == ["begin 1", "end 1", "begin 2", "end 2"])
+        subscriber.dispose()  // its closure captures it
     }
 
     @Test func eventsAfterATerminalEventAreIgnored() {
@@ -57,7 +59,7 @@ import Testing
     }
 }
 
-@Suite struct SubscriberConcurrencyTests {
+@Suite(.leakChecked) struct SubscriberConcurrencyTests {
     @Test func fourSendingThreadsNeverOverlapCallbacksAndLoseNoValue() {
         for _ in 0..<50 {
             let detector = OverlapDetector()

@@ -1,7 +1,8 @@
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
-@Suite struct DisposableTests {
+@Suite(.leakChecked) struct DisposableTests {
     @Test func actionDisposableRunsItsActionOnceOnFirstDispose() {
         var runs = 0
         let d = ActionDisposable { runs += 1 }
@@ -122,7 +123,7 @@ import Testing
     }
 }
 
-@Suite struct DisposableConcurrencyTests {
+@Suite(.leakChecked) struct DisposableConcurrencyTests {
     @Test func eachDisposableRunsItsActionOnceWhenEightThreadsDisposeAtOnce() {
         for _ in 0..<200 {
             let runs = Box(0)

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
-@Suite struct AsyncBridgeTests {
+@Suite(.leakChecked) struct AsyncBridgeTests {
     @Test func valuesIteratesEveryValueThenFinishes() async throws {
         var collected: [Int] = []
         for try await value in Signal.from([1, 2, 3]).values { collected.append(value) }
@@ -91,7 +92,7 @@ import Testing
     }
 }
 
-@Suite struct BlockingBridgeTests {
+@Suite(.leakChecked) struct BlockingBridgeTests {
     @Test func waitUntilCompletedReturnsOnceASignalOnAnotherThreadCompletes() throws {
         let signal = Signal.from([1, 2]).delay(.milliseconds(20), on: BackgroundScheduler())
         try signal.waitUntilCompleted(timeout: .seconds(5))

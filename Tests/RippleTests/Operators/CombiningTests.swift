@@ -1,7 +1,8 @@
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
-@Suite struct CombiningTests {
+@Suite(.leakChecked) struct CombiningTests {
     @Test func mergeInterleavesAndCompletesWhenAllHave() {
         let clock = TestScheduler()
         let a = Marbles.hot("-1---3-|", on: clock)
@@ -136,7 +137,7 @@ import Testing
     }
 }
 
-@Suite struct StackSafetyTests {
+@Suite(.leakChecked) struct StackSafetyTests {
     @Test func concatOfAMillionImmediateSignalsFinishes() {
         let signals = (0..<1_000_000).map { Signal.just($0) }
         var count = 0

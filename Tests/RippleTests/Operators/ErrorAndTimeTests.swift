@@ -1,7 +1,8 @@
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
-@Suite struct ErrorOperatorTests {
+@Suite(.leakChecked) struct ErrorOperatorTests {
     @Test func catchSwitchesToTheHandlersSignal() {
         let r = Recorder<Int>()
         var caught: [String] = []
@@ -68,7 +69,7 @@ import Testing
     }
 }
 
-@Suite struct TimeOperatorTests {
+@Suite(.leakChecked) struct TimeOperatorTests {
     @Test func delayShiftsValuesAndCompletion() {
         let clock = TestScheduler()
         #expect(marbles(Marbles.hot("-1-2-|", on: clock).delay(.milliseconds(20), on: clock), on: clock) == "---1-2-|")

@@ -1,7 +1,8 @@
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
-@Suite struct OperatorConcurrencyTests {
+@Suite(.leakChecked) struct OperatorConcurrencyTests {
     @Test func mergeOfSignalsSendingOnFourThreadsDeliversEverythingThenOneCompletion() {
         for _ in 0..<20 {
             let subjects = (0..<4).map { _ in Subject<Int>() }

@@ -1,5 +1,6 @@
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
 /// One operator applied to an `Int` upstream, its output erased to `String`, for the
 /// rules every operator shares: errors propagate, disposal disposes upstream.
@@ -76,7 +77,7 @@ struct OperatorCase: CustomTestStringConvertible, Sendable {
     ]
 }
 
-@Suite struct OperatorContractTests {
+@Suite(.leakChecked) struct OperatorContractTests {
     @Test(arguments: OperatorCase.errorForwarding)
     func anUpstreamErrorReachesTheSubscriber(op: OperatorCase) {
         let r = Recorder<String>()
@@ -91,9 +92,12 @@ struct OperatorCase: CustomTestStringConvertible, Sendable {
     func disposingTheResultDisposesTheUpstreamSubscriptionOnce(op: OperatorCase) {
         let cleanups = Box(0)
         let subscriptions = Box(0)
-        let upstream = Signal<Int> { _ in
+        let upstream = Signal<Int> { subscriber in  // silent, but holds its subscriber: it could still send
             subscriptions.mutate { $0 += 1 }
-            return ActionDisposable { cleanups.mutate { $0 += 1 } }
+            return ActionDisposable {
+                withExtendedLifetime(subscriber) {}
+                cleanups.mutate { $0 += 1 }
+            }
         }
         let clock = TestScheduler()
         let d = op.apply(upstream, clock).subscribe(Recorder<String>())

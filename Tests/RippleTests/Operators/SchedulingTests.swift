@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
-@Suite struct SchedulingOperatorTests {
+@Suite(.leakChecked) struct SchedulingOperatorTests {
     @Test func subscribeOnRunsTheSubscribeClosureOnTheScheduler() {
         let scheduler = TestScheduler()
         let ranOn = Box<[Bool]>([])
@@ -31,7 +32,12 @@ import Testing
     @Test func disposingAfterSubscribeOnDisposesUpstream() {
         let scheduler = TestScheduler()
         let cleaned = Box(false)
-        let d = Signal<Int> { _ in ActionDisposable { cleaned.value = true } }.subscribe(on: scheduler).subscribe()
+        let d = Signal<Int> { subscriber in
+            ActionDisposable {
+                withExtendedLifetime(subscriber) {}  // a source that could still send
+                cleaned.value = true
+            }
+        }.subscribe(on: scheduler).subscribe()
         scheduler.run()
         #expect(!cleaned.value)
         d.dispose()
@@ -71,7 +77,7 @@ import Testing
     }
 }
 
-@Suite struct SchedulingConcurrencyTests {
+@Suite(.leakChecked) struct SchedulingConcurrencyTests {
     static let schedulers: [@Sendable () -> any Scheduler] = [
         { ImmediateScheduler.shared },
         { SerialQueueScheduler(label: "deliver") },

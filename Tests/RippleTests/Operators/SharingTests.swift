@@ -1,7 +1,8 @@
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
-@Suite struct SharingTests {
+@Suite(.leakChecked) struct SharingTests {
     /// A finite cold source that counts how often it runs.
     private func countedSource(_ runs: Box<Int>) -> Signal<Int> {
         Signal { s in
@@ -89,8 +90,9 @@ import Testing
         #expect(subscriptions.value == 1)
         #expect(a.values == [1] && b.values == [1])
         da.dispose(); db.dispose()
-        shared.subscribe(Recorder<Int>())
+        let dc = shared.subscribe(Recorder<Int>())
         #expect(subscriptions.value == 2)
+        dc.dispose()  // a live share keeps its connection, and the connection the share, until then
     }
 
     @Test func replayConnectsAtOnceAndReplaysEverything() {

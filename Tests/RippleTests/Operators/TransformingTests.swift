@@ -1,7 +1,8 @@
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
-@Suite struct TransformingTests {
+@Suite(.leakChecked) struct TransformingTests {
     @Test func mapTransformsEachValue() {
         let r = Recorder<Int>()
         Signal.from([1, 2, 3]).map { $0 * 2 }.subscribe(r)
@@ -98,7 +99,7 @@ import Testing
     }
 }
 
-@Suite struct FilteringTests {
+@Suite(.leakChecked) struct FilteringTests {
     @Test func takeSendsTheFirstValuesThenCompletesAndDisposesUpstream() {
         let cleaned = Box(false)
         let subject = Subject<Int>()
@@ -169,7 +170,7 @@ import Testing
     }
 }
 
-@Suite struct SideEffectTests {
+@Suite(.leakChecked) struct SideEffectTests {
     @Test func onNextOnErrorOnCompletedRunBeforeForwarding() {
         var log: [String] = []
         Signal.from([1])
@@ -207,7 +208,7 @@ import Testing
     }
 }
 
-@Suite struct LogTests {
+@Suite(.leakChecked) struct LogTests {
     @Test func logPrintsEveryEventWithTheNameUntruncated() {
         let lines = Box<[String]>([])
         let long = String(repeating: "x", count: 5_000)
@@ -222,7 +223,7 @@ import Testing
     }
 }
 
-@Suite struct PipeTests {
+@Suite(.leakChecked) struct PipeTests {
     @Test func aPipelineReadsTopToBottom() {
         let r = Recorder<String>()
         let subject = Subject<Int>()
@@ -257,7 +258,7 @@ import Testing
     }
 }
 
-@Suite struct ThrowingTransformTests {
+@Suite(.leakChecked) struct ThrowingTransformTests {
     struct NotANumber: Error, Equatable {}
 
     @Test func tryMapEndsTheStreamWithTheThrownErrorAndDisposesUpstream() {

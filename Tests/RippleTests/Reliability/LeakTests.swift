@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 import Ripple
+import RippleTestSupport
 
 /// Each scenario runs in a process of its own (an exit test), so `RippleDebug`'s global
 /// counter is not disturbed by tests running in parallel; the process fails if any
 /// subscription outlives the scenario.
-@Suite struct LeakTests {
+@Suite(.leakChecked) struct LeakTests {
     @Test func subjectSubscriptionsAreFreedAfterDisposeCompletionAndOwnerRelease() async {
         await #expect(processExitsWith: .success) {
             let baseline = RippleDebug.liveSubscriptions
@@ -71,7 +72,7 @@ import Ripple
     }
 }
 
-@Suite struct ResourceLimitTests {
+@Suite(.leakChecked) struct ResourceLimitTests {
     @Test func aMillionSubscribersOnOneSubjectAllReceiveAndLeave() async {
         await #expect(processExitsWith: .success) {
             let baseline = RippleDebug.liveSubscriptions

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
 /// Checks one subscriber's events as they arrive: the grammar, no overlap, and each sender's order.
 final class GrammarChecker: @unchecked Sendable {
@@ -36,7 +37,7 @@ final class GrammarChecker: @unchecked Sendable {
     var snapshot: (values: Int, terminals: Int, violations: [String]) { lock.withLock { (values, terminals, violations) } }
 }
 
-@Suite struct SoakConcurrencyTests {
+@Suite(.leakChecked) struct SoakConcurrencyTests {
     /// Bounded in time (two seconds of sending, at most 5,000 values per sender and 300 churned subscriptions): many threads subscribe, dispose, send and complete on shared subjects
     /// and on `deliver(on:)` chains across all schedulers for a few seconds, then every
     /// subscriber's events are checked.

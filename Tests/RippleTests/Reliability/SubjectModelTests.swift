@@ -1,5 +1,6 @@
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
 /// A small, seedable random generator (SplitMix64), so a failing program can be replayed.
 struct SeededGenerator: RandomNumberGenerator {
@@ -112,7 +113,7 @@ extension ModelOperation {
     var isComplete: Bool { if case .complete = self { return true } else { return false } }
 }
 
-@Suite struct SubjectModelTests {
+@Suite(.leakChecked) struct SubjectModelTests {
     static func program(seed: UInt64) -> (SubjectModel.Kind, [ModelOperation]) {
         var random = SeededGenerator(seed: seed)
         let kinds: [SubjectModel.Kind] = [.subject, .behavior, .replay(capacity: Int.random(in: 1...4, using: &random))]
@@ -166,6 +167,8 @@ extension ModelOperation {
             case .fail: input.sendError(TestError("model"))
             }
         }
+        // The echoing closures capture the subject, which holds them: end every subscription.
+        disposables.forEach { $0.dispose() }
         return logs
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
 /// Schedules `steps` actions, each from inside the previous one, and waits for the last.
 /// Returns the deepest stack address spread seen, to prove the stack does not grow.
@@ -30,7 +31,7 @@ private func recurse(on scheduler: any Scheduler, steps: Int, drive: () -> Void 
     return (state.count.load(ordering: .relaxed), state.maxAddress.load(ordering: .relaxed) - state.minAddress.load(ordering: .relaxed))
 }
 
-@Suite struct ImmediateSchedulerTests {
+@Suite(.leakChecked) struct ImmediateSchedulerTests {
     @Test func runsSynchronouslyOnTheCaller() {
         let ran = Box(false)
         ImmediateScheduler.shared.schedule { ran.value = true }
@@ -71,7 +72,7 @@ private func recurse(on scheduler: any Scheduler, steps: Int, drive: () -> Void 
     }
 }
 
-@Suite struct SerialQueueSchedulerTests {
+@Suite(.leakChecked) struct SerialQueueSchedulerTests {
     @Test func runsActionsInFIFOOrderNeverTwoAtOnce() {
         let scheduler = SerialQueueScheduler(label: "test.fifo")
         let detector = OverlapDetector()
@@ -128,7 +129,7 @@ private func recurse(on scheduler: any Scheduler, steps: Int, drive: () -> Void 
     }
 }
 
-@Suite struct BackgroundSchedulerTests {
+@Suite(.leakChecked) struct BackgroundSchedulerTests {
     @Test func runsActionsOffTheCaller() {
         let ran = Box(false)
         let d = BackgroundScheduler(qos: .utility).schedule { ran.value = true }
@@ -160,7 +161,7 @@ private func recurse(on scheduler: any Scheduler, steps: Int, drive: () -> Void 
     }
 }
 
-@Suite struct TestSchedulerTests {
+@Suite(.leakChecked) struct TestSchedulerTests {
     @Test func nothingRunsUntilTold() {
         let scheduler = TestScheduler()
         let ran = Box(false)
@@ -219,7 +220,7 @@ private func recurse(on scheduler: any Scheduler, steps: Int, drive: () -> Void 
     }
 }
 
-@Suite struct CurrentSchedulerTests {
+@Suite(.leakChecked) struct CurrentSchedulerTests {
     @Test func isNilOutsideAnyScheduler() {
         #expect(Schedulers.current == nil)
     }

@@ -1,7 +1,8 @@
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
-@Suite struct ObserveTests {
+@Suite(.leakChecked) struct ObserveTests {
     final class Screen {
         var shown: [Int] = []
     }
@@ -103,7 +104,7 @@ import Testing
     }
 }
 
-@Suite struct PromiseTests {
+@Suite(.leakChecked) struct PromiseTests {
     @Test func getReplaysTheLatestValueThenLaterOnes() {
         let promise = Promise(1)
         var seen: [Int] = []
@@ -161,7 +162,7 @@ import Testing
     }
 }
 
-@Suite struct LifetimeTests {
+@Suite(.leakChecked) struct LifetimeTests {
     @Test func takeDuringCompletesWhenTheTokenIsFreed() {
         let subject = Subject<Int>()
         let r = Recorder<Int>()

@@ -1,8 +1,9 @@
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
 /// The seed documents' examples, reproduced line for line (timestamps dropped).
-@Suite struct SeedExampleTests {
+@Suite(.leakChecked) struct SeedExampleTests {
     // seeds/003: RACSubject
     @Test func racSubjectExamplePrintsInTheSeedsOrder() {
         var output: [String] = []

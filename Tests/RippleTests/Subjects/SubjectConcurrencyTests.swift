@@ -1,7 +1,8 @@
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
-@Suite struct SubjectConcurrencyTests {
+@Suite(.leakChecked) struct SubjectConcurrencyTests {
     @Test(arguments: SubjectKind.allCases)
     func sixteenThreadsSendingReachEverySubscriberExactlyOnceWithoutOverlap(kind: SubjectKind) {
         let (signal, input) = kind.make()
@@ -117,7 +118,7 @@ import Testing
     @Test func callbacksCanCallBackIntoTheSubjectFromManyThreadsWithoutDeadlock() {
         let behavior = BehaviorSubject(0)
         let total = Box(0)
-        behavior.subscribeNext { value in
+        let subscription = behavior.subscribeNext { value in
             _ = behavior.value
             if value % 100 == 1 {
                 let d = behavior.subscribeNext { _ in }
@@ -129,5 +130,6 @@ import Testing
             for i in 0..<1_000 { behavior.sendNext(thread * 1_000 + i) }
         }
         #expect(total.value == 8_001)
+        subscription.dispose()  // the closure captures the subject that holds it
     }
 }

@@ -1,5 +1,6 @@
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
 /// The rules every subject shares (ReactiveObjC's RACSubscriberExamples): one suite, run
 /// against all three kinds.
@@ -19,7 +20,7 @@ enum SubjectKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     var initial: [Event<Int>] { self == .behavior ? [.next(0)] : [] }
 }
 
-@Suite struct SubjectContractTests {
+@Suite(.leakChecked) struct SubjectContractTests {
     @Test(arguments: SubjectKind.allCases)
     func liveValuesReachEverySubscriberInOrder(kind: SubjectKind) {
         let (signal, input) = kind.make()
@@ -82,6 +83,7 @@ enum SubjectKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         let expectedInitial = kind == .behavior ? [0] : []
         #expect(first.values == expectedInitial + [1, 2, 3])
         #expect(second.values == expectedInitial + [1, 2, 3])
+        input.sendCompleted()  // the first closure captures the subject that holds it
     }
 
     @Test(arguments: SubjectKind.allCases)

@@ -1,7 +1,8 @@
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
-@Suite struct SubjectTests {
+@Suite(.leakChecked) struct SubjectTests {
     @Test func aSubscriberSeesOnlyWhatIsSentAfterItSubscribed() {
         let subject = Subject<String>()
         subject.sendNext("before")
@@ -30,7 +31,7 @@ import Testing
     }
 }
 
-@Suite struct BehaviorSubjectTests {
+@Suite(.leakChecked) struct BehaviorSubjectTests {
     @Test func aNewSubscriberGetsTheDefaultFirst() {
         let behavior = BehaviorSubject(0)
         let r = Recorder<Int>()
@@ -72,13 +73,14 @@ import Testing
     @Test func valueIsReadableFromInsideACallback() {
         let behavior = BehaviorSubject(0)
         var seen: [Int] = []
-        behavior.subscribeNext { _ in seen.append(behavior.value) }
+        let subscription = behavior.subscribeNext { _ in seen.append(behavior.value) }
         behavior.sendNext(5)
         #expect(seen == [0, 5])
+        subscription.dispose()  // the closure captures the subject that holds it
     }
 }
 
-@Suite struct ReplaySubjectTests {
+@Suite(.leakChecked) struct ReplaySubjectTests {
     @Test func replaysEveryValueWithoutACapacity() {
         let replay = ReplaySubject<Int>()
         for i in 1...5 { replay.sendNext(i) }

@@ -1,0 +1,171 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Keeps deep chains from overflowing the stack: when little stack is left, the work
+/// continues on a fresh thread with a large stack while the caller waits.
+///
+/// Subscribing, delivering, disposing and releasing a chain of operators each recurse once
+/// per operator: a chain of 100,000 `map`s built by a loop needs far more than a thread's
+/// 8 MiB. Turning every operator into a state machine driven by a loop would make that
+/// recursion go away, but not for the closures users write with `Signal { }`, and a
+/// trampoline would stop a synchronous source from delivering during `subscribe`. Instead
+/// Ripple does what rustc's `stacker` does: at the points where chains recurse
+/// (`Signal.subscribe`, `Subscriber` and subject delivery, `CompoundDisposable.dispose`,
+/// and the deinits of `Signal`, `Subscriber`, `CompoundDisposable`), it checks how much of
+/// the thread's stack is left, and below `reserve` it runs the rest of the call on a new
+/// thread with a `freshStackSize` stack and waits for it. The call stays synchronous and
+/// ordered; only the thread differs. That thread sees the caller's `Schedulers.current`, its
+/// `ImmediateScheduler` trampoline and its `RippleDebug.Scope`, so scheduling and leak
+/// counting behave as on the caller's thread.
+///
+/// The check costs a thread-specific read and a compare; a chain of ordinary depth never
+/// leaves its thread. Code that depends on the thread's identity (a thread-affine lock
+/// held across a send, `Thread.current`, `DispatchQueue.getSpecific`) sees the new thread
+/// once a chain is tens of thousands of operators deep.
+@usableFromInline
+enum StackGuard {
+    /// Stack kept free below the deepest Ripple frame before it moves to a fresh stack:
+    /// room for the user code and the frames between two checks.
+    static let reserve = 256 * 1024
+    /// The stack of each continuation thread.
+    static let freshStackSize = 64 * 1024 * 1024
+
+    /// Whether the current thread has more than `reserve` bytes of stack left.
+    @inlinable
+    static func hasRoom() -> Bool {
+        var marker: UInt8 = 0
+        let here = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
+        return here > lowWaterMark()
+    }
+
+    /// Runs `body` here when there is room, else on a fresh stack, and returns its result.
+    @inlinable
+    static func run<T>(_ body: () -> T) -> T {
+        if hasRoom() { return body() }
+        return onFreshStack(body)
+    }
+
+    /// The lowest stack address this thread may reach before moving to a fresh stack (0
+    /// when unknown: the check then always passes). Computed once per thread.
+    @usableFromInline
+    static func lowWaterMark() -> UInt {
+        if let cached = pthread_getspecific(lowWaterMarkKey) { return UInt(bitPattern: cached) }
+        let mark = computeLowWaterMark()
+        pthread_setspecific(lowWaterMarkKey, UnsafeRawPointer(bitPattern: mark))
+        return mark
+    }
+
+    private static func computeLowWaterMark() -> UInt {
+        #if os(Linux)
+        var attributes = pthread_attr_t()
+        guard let getAttributes = pthreadGetAttributes,
+              getAttributes(pthread_self(), &attributes) == 0 else { return 1 }
+        defer { pthread_attr_destroy(&attributes) }
+        var base: UnsafeMutableRawPointer?
+        var size = 0
+        guard pthread_attr_getstack(&attributes, &base, &size) == 0, let base else { return 1 }
+        let low = UInt(bitPattern: base)
+        return low + UInt(min(reserve, size / 4))
+        #else
+        let high = UInt(bitPattern: pthread_get_stackaddr_np(pthread_self()))
+        let size = pthread_get_stacksize_np(pthread_self())
+        return high - UInt(size) + UInt(min(reserve, size / 4))
+        #endif
+    }
+
+    /// Runs `body` on a new thread with a `freshStackSize` stack and waits for it.
+    ///
+    /// Falls back to running `body` here if no thread can be created.
+    @usableFromInline @discardableResult
+    static func onFreshStack<T>(_ body: () -> T) -> T {
+        withoutActuallyEscaping(body) { body in
+            var result: T?
+            let continuation = Continuation { result = body() }
+            if !continuation.runOnFreshThread() { continuation.work() }
+            return result!
+        }
+    }
+
+    /// The work handed to a continuation thread, with the thread-specific values it inherits.
+    private final class Continuation {
+        let work: () -> Void
+        /// (key, value) pairs copied from the calling thread.
+        let inherited: [(pthread_key_t, UnsafeMutableRawPointer?)]
+        /// The caller's leak-counting scope (a task-local, which a new thread does not inherit).
+        let debugScope: RippleDebug.Scope?
+
+        init(_ work: @escaping () -> Void) {
+            self.work = work
+            inherited = inheritedKeys.map { ($0, pthread_getspecific($0)) }
+            debugScope = RippleDebug.currentScope
+        }
+
+        /// Starts the thread and joins it; false when it could not be started.
+        func runOnFreshThread() -> Bool {
+            var attributes = pthread_attr_t()
+            pthread_attr_init(&attributes)
+            defer { pthread_attr_destroy(&attributes) }
+            pthread_attr_setstacksize(&attributes, StackGuard.freshStackSize)
+            let argument = Unmanaged.passRetained(self).toOpaque()
+            #if os(Linux)
+            var thread = pthread_t()
+            #else
+            var thread: pthread_t?
+            #endif
+            let status = pthread_create(&thread, &attributes, { argument in
+                let continuation = Unmanaged<Continuation>.fromOpaque(argument!).takeRetainedValue()
+                continuation.runHere()
+                return nil
+            }, argument)
+            guard status == 0 else {
+                Unmanaged<Continuation>.fromOpaque(argument).release()
+                return false
+            }
+            #if os(Linux)
+            pthread_join(thread, nil)
+            #else
+            pthread_join(thread!, nil)
+            #endif
+            return true
+        }
+
+        /// Installs the inherited values, runs the work, and takes back the values that are
+        /// still the caller's (so the thread's exit does not release what it does not own).
+        private func runHere() {
+            for (key, value) in inherited { pthread_setspecific(key, value) }
+            if let debugScope {
+                RippleDebug.counting(in: debugScope, work)
+            } else {
+                work()
+            }
+            for (key, value) in inherited where pthread_getspecific(key) == value {
+                pthread_setspecific(key, nil)
+            }
+        }
+    }
+}
+
+/// Thread-specific values a continuation thread takes over from its caller: the running
+/// scheduler and the immediate scheduler's trampoline (both owned by the waiting caller).
+private let inheritedKeys: [pthread_key_t] = [currentSchedulerKey, trampolineKey]
+
+#if os(Linux)
+/// glibc's `pthread_getattr_np` (the Glibc module hides it behind `_GNU_SOURCE`), looked up
+/// once; nil where the C library lacks it, and then the stack check always passes.
+private let pthreadGetAttributes: (@convention(c) (pthread_t, UnsafeMutablePointer<pthread_attr_t>) -> Int32)? = {
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pthread_getattr_np") else { return nil }
+    return unsafeBitCast(symbol, to: (@convention(c) (pthread_t, UnsafeMutablePointer<pthread_attr_t>) -> Int32).self)
+}()
+#endif
+
+private let lowWaterMarkKey: pthread_key_t = {
+    var key = pthread_key_t()
+    let status = pthread_key_create(&key, nil)
+    precondition(status == 0, "Ripple: pthread_key_create failed with \(status)")
+    return key
+}()

@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+@testable import Ripple
+import RippleTestSupport
+
+/// Chains of 100,000 operators built by a loop: subscribing, delivering, disposing and
+/// releasing them all recurse once per operator, and must finish on an ordinary thread.
+@Suite(.leakChecked) struct DeepChainTests {
+    static let depth = 100_000
+
+    @Test func aChainOf100kMapsDeliversCompletesAndReleasesEverything() {
+        let baseline = liveSubscriptionsInThisTest
+        weak var weakSource: Signal<Int>?
+        weak var weakHead: Signal<Int>?
+        do {
+            let source = Signal.from([1, 2, 3])
+            weakSource = source
+            var signal = source
+            for _ in 0..<Self.depth { signal = signal.map { $0 + 1 } }
+            weakHead = signal
+            let recorder = Recorder<Int>()
+            signal.subscribe(recorder)
+            #expect(recorder.values == [100_001, 100_002, 100_003])
+            #expect(recorder.isCompleted)
+        }
+        #expect(weakHead == nil)
+        #expect(weakSource == nil)
+        #expect(liveSubscriptionsInThisTest == baseline)
+    }
+
+    @Test func aMixedChainOf100kOperatorsOnASubjectStopsAtDispose() {
+        let baseline = liveSubscriptionsInThisTest
+        do {
+            let subject = Subject<Int>()
+            var signal = subject.map { $0 }
+            for level in 0..<Self.depth {
+                switch level % 6 {
+                case 0: signal = signal.map { $0 + 1 }
+                case 1: signal = signal.filter { _ in true }
+                case 2: signal = signal.compactMap { Optional($0) }
+                case 3: signal = signal.scan(0) { _, value in value }
+                case 4: signal = signal.distinctUntilChanged()
+                default: signal = signal.onNext { _ in }
+                }
+            }
+            let recorder = Recorder<Int>()
+            let subscription = signal.subscribe(recorder)
+            subject.sendNext(0)
+            subject.sendNext(10)
+            subscription.dispose()
+            subject.sendNext(20)
+            let maps = (Self.depth + 5) / 6
+            #expect(recorder.events == [.next(maps), .next(10 + maps)])
+            #expect(subject.storage.subscriberCount == 0)
+        }
+        #expect(liveSubscriptionsInThisTest == baseline)
+    }
+
+    @Test func aDeepChainEndsWithItsSourcesErrorExactlyOnce() {
+        var signal = Signal<Int> { subscriber in
+            subscriber.sendNext(1)
+            subscriber.sendError(TestError("deep"))
+            return nil
+        }
+        for _ in 0..<Self.depth { signal = signal.filter { _ in true } }
+        let recorder = Recorder<Int>()
+        signal.subscribe(recorder)
+        #expect(recorder.events == [.next(1), .error(TestError("deep"))])
+    }
+
+    @Test func aDisposedDeepChainRunsTheSourcesCleanupOnce() {
+        let cleanups = Box(0)
+        var signal = Signal<Int> { subscriber in
+            ActionDisposable {
+                withExtendedLifetime(subscriber) {}  // a source that could still send
+                cleanups.mutate { $0 += 1 }
+            }
+        }
+        for _ in 0..<Self.depth { signal = signal.map { $0 } }
+        let subscription = signal.subscribe(next: { _ in })
+        #expect(cleanups.value == 0)
+        subscription.dispose()
+        subscription.dispose()
+        #expect(cleanups.value == 1)
+    }
+
+    @Test func aDeepSubscriptionToANeverEndingSourceLivesUntilDisposed() {
+        let baseline = liveSubscriptionsInThisTest
+        var signal = Signal<Int>.never
+        for _ in 0..<Self.depth { signal = signal.map { $0 } }
+        let subscription = signal.subscribe(next: { _ in })
+        // One subscriber per operator plus the caller's, counted across every fresh stack.
+        #expect(liveSubscriptionsInThisTest == baseline + Self.depth + 1)
+        subscription.dispose()
+        #expect(liveSubscriptionsInThisTest == baseline)
+    }
+
+    @Test func aChainOf100kSubjectsForwardingToEachOtherDeliversAndReleases() {
+        let baseline = liveSubscriptionsInThisTest
+        do {
+            let subjects = (0...Self.depth).map { _ in Subject<Int>() }
+            for (from, to) in zip(subjects, subjects.dropFirst()) {
+                from.subscribe(next: { to.sendNext($0 + 1) }, completed: { to.sendCompleted() })
+            }
+            let recorder = Recorder<Int>()
+            subjects[Self.depth].subscribe(recorder)
+            subjects[0].sendNext(0)
+            subjects[0].sendCompleted()
+            #expect(recorder.events == [.next(Self.depth), .completed])
+        }
+        #expect(liveSubscriptionsInThisTest == baseline)
+    }
+
+    @Test func aChainOf100kFlatMapsDelivers() {
+        var signal = Signal.just(0)
+        for _ in 0..<Self.depth { signal = signal.flatMap { Signal.just($0 + 1) } }
+        let recorder = Recorder<Int>()
+        signal.subscribe(recorder)
+        #expect(recorder.events == [.next(Self.depth), .completed])
+    }
+
+    @Test func aDeepChainRunsOnAThreadWithASmallStack() async {
+        let result = Box<[Int]>([])
+        await runOnThread(stackSize: 256 * 1024) {
+            var signal = Signal.from([1, 2])
+            for _ in 0..<Self.depth { signal = signal.map { $0 * 1 } }
+            signal.subscribe(next: { value in result.mutate { $0.append(value) } })
+        }
+        #expect(result.value == [1, 2])
+    }
+
+    @Test func aFreshStackSeesTheCallersCurrentScheduler() {
+        let scheduler = TestScheduler()
+        let seen = Schedulers.run(as: scheduler) {
+            StackGuard.onFreshStack { Schedulers.current }
+        }
+        #expect(seen as AnyObject === scheduler)
+    }
+
+    @Test func aFreshStackSchedulesOnTheCallersImmediateTrampoline() {
+        let order = Box<[String]>([])
+        ImmediateScheduler.shared.schedule {
+            StackGuard.onFreshStack {
+                ImmediateScheduler.shared.schedule { order.mutate { $0.append("nested") } }
+            }
+            order.mutate { $0.append("outer") }
+        }
+        // As on one thread: the nested action waits for the outer one to return.
+        #expect(order.value == ["outer", "nested"])
+    }
+
+    @Test func theCheckPassesWithRoomAndFailsNearTheEndOfTheStack() async {
+        #expect(StackGuard.hasRoom())
+        let sawNoRoom = Box(false)
+        await runOnThread(stackSize: 256 * 1024) {
+            func descend(_ depth: Int) -> Int {
+                if !StackGuard.hasRoom() {
+                    sawNoRoom.value = true
+                    return depth
+                }
+                var padding = (0, 0, 0, 0, 0, 0, 0, 0)  // ~64 bytes per frame
+                return withUnsafeMutablePointer(to: &padding) { _ in descend(depth + 1) }
+            }
+            _ = descend(0)
+        }
+        #expect(sawNoRoom.value)
+    }
+}
+
+/// Runs `body` on a new thread with `stackSize` bytes of stack and waits for it.
+func runOnThread(stackSize: Int, _ body: @escaping @Sendable () -> Void) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let thread = Thread {
+            body()
+            continuation.resume()
+        }
+        thread.stackSize = stackSize
+        thread.start()
+    }
+}

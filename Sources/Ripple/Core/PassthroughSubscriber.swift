@@ -47,6 +47,10 @@ public final class PassthroughSubscriber<Value>: SubscriberProtocol, @unchecked 
         return inner.isDisposed
     }
 
+    /// The relay depth of the subscriber this forwards to (0 unless it is a relay `Subscriber`).
+    @inlinable
+    var relayDepth: UInt32 { direct?.relayDepth ?? 0 }
+
     /// Forwards a value unless the subscription has ended.
     @inlinable
     public func sendNext(_ value: Value) {

@@ -32,6 +32,9 @@ enum StackGuard {
     /// Stack kept free below the deepest Ripple frame before it moves to a fresh stack:
     /// room for the user code and the frames between two checks.
     static let reserve = 256 * 1024
+    /// Relay subscribers (one per `map`, `filter`, … level) check the stack only every this
+    /// many levels; the frames of 32 levels fit in `reserve` many times over, even unoptimized.
+    @inlinable static var relayStride: UInt32 { 32 }
     /// The stack of each continuation thread.
     static let freshStackSize = 64 * 1024 * 1024
 

@@ -39,14 +39,35 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     /// The `RippleDebug.Scope` this subscription counts in, if any.
     @usableFromInline let debugScope: RippleDebug.Scope?
 
+    /// How many operators' relays lie between this subscriber and the nearest subscriber that
+    /// is not a relay (0 for that one): a chain of `map`s delivers through one relay per level.
+    @usableFromInline let relayDepth: UInt32
+    /// Whether delivering checks the stack (`StackGuard`). Every non-relay subscriber does;
+    /// relays only every `StackGuard.relayStride` levels, so a cold pipeline of a few
+    /// operators pays for one check per event, not one per operator.
+    @usableFromInline let checksStack: Bool
+
     /// Creates a subscriber; every closure is optional.
     @inlinable
-    public init(
+    public convenience init(
         next: ((Value) -> Void)? = nil,
         error: ((any Error) -> Void)? = nil,
         completed: (() -> Void)? = nil
     ) {
+        self.init(relayDepth: 0, next: next, error: error, completed: completed)
+    }
+
+    /// Creates a subscriber `relayDepth` relays upstream of the nearest non-relay subscriber.
+    @inlinable
+    init(
+        relayDepth: UInt32,
+        next: ((Value) -> Void)?,
+        error: ((any Error) -> Void)?,
+        completed: (() -> Void)?
+    ) {
         callbacks = Unmanaged.passRetained(EventCallbacks(next: next, error: error, completed: completed))
+        self.relayDepth = relayDepth
+        checksStack = relayDepth % StackGuard.relayStride == 0
         debugScope = RippleDebug.subscriptionCreated()
     }
 
@@ -65,7 +86,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     /// Delivers a value, unless the subscriber is terminated or disposed.
     @inlinable
     public func sendNext(_ value: Value) {
-        guard StackGuard.hasRoom() else { return StackGuard.onFreshStack { sendNext(value) } }
+        if checksStack, !StackGuard.hasRoom() { return StackGuard.onFreshStack { sendNext(value) } }
         if terminated.load(ordering: .acquiring) { return }
         if takeTurn() {
             if let callbacks { callbacks._withUnsafeGuaranteedRef { $0.next?(value) } }
@@ -78,7 +99,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     /// Delivers the error that ends the stream, then releases the closures.
     @inlinable
     public func sendError(_ error: any Error) {
-        guard StackGuard.hasRoom() else { return StackGuard.onFreshStack { sendError(error) } }
+        if checksStack, !StackGuard.hasRoom() { return StackGuard.onFreshStack { sendError(error) } }
         if terminated.exchange(true, ordering: .acquiringAndReleasing) { return }
         if takeTurn() {
             deliver(.error(error))
@@ -91,7 +112,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     /// Delivers completion, then releases the closures.
     @inlinable
     public func sendCompleted() {
-        guard StackGuard.hasRoom() else { return StackGuard.onFreshStack { sendCompleted() } }
+        if checksStack, !StackGuard.hasRoom() { return StackGuard.onFreshStack { sendCompleted() } }
         if terminated.exchange(true, ordering: .acquiringAndReleasing) { return }
         if takeTurn() {
             deliver(.completed)

@@ -24,6 +24,7 @@ extension Subscriber {
         completed: (() -> Void)? = nil
     ) -> Subscriber<Value> {
         Subscriber(
+            relayDepth: downstream.relayDepth &+ 1,
             next: next,
             error: error ?? { downstream.sendError($0) },
             completed: completed ?? { downstream.sendCompleted() })

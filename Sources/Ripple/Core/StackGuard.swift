@@ -43,7 +43,7 @@ enum StackGuard {
     static func hasRoom() -> Bool {
         var marker: UInt8 = 0
         let here = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
-        return here > lowWaterMark()
+        return !isNearTheEnd(here)
     }
 
     /// Runs `body` here when there is room, else on a fresh stack, and returns its result.
@@ -53,32 +53,42 @@ enum StackGuard {
         return onFreshStack(body)
     }
 
-    /// The lowest stack address this thread may reach before moving to a fresh stack (0
-    /// when unknown: the check then always passes). Computed once per thread.
+    /// Whether `address`, a local variable's, lies in the last `reserve` bytes of this
+    /// thread's stack. An address outside the stack (AddressSanitizer may move locals to a
+    /// "fake stack" on the heap) or a thread whose stack is unknown counts as having room.
     @usableFromInline
-    static func lowWaterMark() -> UInt {
-        if let cached = pthread_getspecific(lowWaterMarkKey) { return UInt(bitPattern: cached) }
-        let mark = computeLowWaterMark()
-        pthread_setspecific(lowWaterMarkKey, UnsafeRawPointer(bitPattern: mark))
-        return mark
+    static func isNearTheEnd(_ address: UInt) -> Bool {
+        let bounds = boundsOfCurrentThread()
+        return address >= bounds.pointee.low && address < bounds.pointee.waterMark
     }
 
-    private static func computeLowWaterMark() -> UInt {
+    /// The current thread's stack bottom and water mark, computed once per thread and kept in
+    /// thread-specific storage (freed when the thread exits).
+    private static func boundsOfCurrentThread() -> UnsafeMutablePointer<StackBounds> {
+        if let cached = pthread_getspecific(stackBoundsKey) {
+            return cached.assumingMemoryBound(to: StackBounds.self)
+        }
+        let bounds = UnsafeMutablePointer<StackBounds>.allocate(capacity: 1)
+        bounds.initialize(to: computeBounds())
+        pthread_setspecific(stackBoundsKey, bounds)
+        return bounds
+    }
+
+    private static func computeBounds() -> StackBounds {
         #if os(Linux)
         var attributes = pthread_attr_t()
         guard let getAttributes = pthreadGetAttributes,
-              getAttributes(pthread_self(), &attributes) == 0 else { return 1 }
+              getAttributes(pthread_self(), &attributes) == 0 else { return .unknown }
         defer { pthread_attr_destroy(&attributes) }
         var base: UnsafeMutableRawPointer?
         var size = 0
-        guard pthread_attr_getstack(&attributes, &base, &size) == 0, let base else { return 1 }
+        guard pthread_attr_getstack(&attributes, &base, &size) == 0, let base else { return .unknown }
         let low = UInt(bitPattern: base)
-        return low + UInt(min(reserve, size / 4))
         #else
-        let high = UInt(bitPattern: pthread_get_stackaddr_np(pthread_self()))
         let size = pthread_get_stacksize_np(pthread_self())
-        return high - UInt(size) + UInt(min(reserve, size / 4))
+        let low = UInt(bitPattern: pthread_get_stackaddr_np(pthread_self())) - UInt(size)
         #endif
+        return StackBounds(low: low, waterMark: low + UInt(min(reserve, size / 4)))
     }
 
     /// Runs `body` on a new thread with a `freshStackSize` stack and waits for it.
@@ -166,9 +176,19 @@ private let pthreadGetAttributes: (@convention(c) (pthread_t, UnsafeMutablePoint
 }()
 #endif
 
-private let lowWaterMarkKey: pthread_key_t = {
+/// The lowest address of a thread's stack, and the address below which it counts as near its end.
+struct StackBounds {
+    var low: UInt
+    var waterMark: UInt
+    /// For a thread whose stack cannot be found: no address is near the end.
+    static let unknown = StackBounds(low: 0, waterMark: 0)
+}
+
+private let stackBoundsKey: pthread_key_t = {
     var key = pthread_key_t()
-    let status = pthread_key_create(&key, nil)
+    let status = pthread_key_create(&key) { pointer in
+        pointer?.assumingMemoryBound(to: StackBounds.self).deallocate()
+    }
     precondition(status == 0, "Ripple: pthread_key_create failed with \(status)")
     return key
 }()

@@ -138,30 +138,32 @@ import RippleTestSupport
 }
 
 @Suite(.leakChecked) struct StackSafetyTests {
+    static let million = Workload.size(1_000_000)
+
     @Test func concatOfAMillionImmediateSignalsFinishes() {
-        let signals = (0..<1_000_000).map { Signal.just($0) }
+        let signals = (0..<Self.million).map { Signal.just($0) }
         var count = 0
         var completed = false
         Signal.concat(signals).subscribe(next: { _ in count += 1 }, completed: { completed = true })
-        #expect(count == 1_000_000)
+        #expect(count == Self.million)
         #expect(completed)
     }
 
     @Test func concatMapOverAMillionImmediateInnerSignalsFinishes() {
         var sum = 0
         var completed = false
-        Signal.from(0..<1_000_000).concatMap { Signal.just($0 % 3) }
+        Signal.from(0..<Self.million).concatMap { Signal.just($0 % 3) }
             .subscribe(next: { sum += $0 }, completed: { completed = true })
-        #expect(sum == (0..<1_000_000).reduce(0) { $0 + $1 % 3 })
+        #expect(sum == (0..<Self.million).reduce(0) { $0 + $1 % 3 })
         #expect(completed)
     }
 
     @Test func flatMapOverAMillionImmediateInnerSignalsFinishes() {
         var count = 0
         var completed = false
-        Signal.from(0..<1_000_000).flatMap { Signal.just($0) }
+        Signal.from(0..<Self.million).flatMap { Signal.just($0) }
             .subscribe(next: { _ in count += 1 }, completed: { completed = true })
-        #expect(count == 1_000_000)
+        #expect(count == Self.million)
         #expect(completed)
     }
 

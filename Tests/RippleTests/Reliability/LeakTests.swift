@@ -80,12 +80,13 @@ import RippleTestSupport
                 final class Counter { var total = 0 }
                 let counter = Counter()
                 let subject = Subject<Int>()
-                var disposables = (0..<1_000_000).map { _ in subject.subscribeNext { counter.total &+= $0 } }
+                let million = Workload.size(1_000_000)
+                var disposables = (0..<million).map { _ in subject.subscribeNext { counter.total &+= $0 } }
                 subject.sendNext(1)
-                if counter.total != 1_000_000 { exit(2) }
+                if counter.total != million { exit(2) }
                 for index in stride(from: 0, to: disposables.count, by: 2) { disposables[index].dispose() }
                 subject.sendNext(1)
-                if counter.total != 1_500_000 { exit(3) }
+                if counter.total != million + million / 2 { exit(3) }
                 disposables.removeAll()
                 subject.sendCompleted()
             }

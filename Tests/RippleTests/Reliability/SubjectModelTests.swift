@@ -173,7 +173,7 @@ extension ModelOperation {
     }
 
     @Test func thousandsOfRandomProgramsMatchTheReferenceModel() {
-        for seed in UInt64(1)...3_000 {
+        for seed in UInt64(1)...UInt64(Workload.size(3_000)) {
             let (kind, operations) = Self.program(seed: seed)
             var model = SubjectModel(kind: kind)
             operations.forEach { model.apply($0) }

@@ -66,8 +66,8 @@ private func recurse(on scheduler: any Scheduler, steps: Int, drive: () -> Void 
     }
 
     @Test func aMillionRecursiveStepsDoNotGrowTheStack() {
-        let result = recurse(on: ImmediateScheduler.shared, steps: 1_000_000)
-        #expect(result.count == 1_000_000)
+        let result = recurse(on: ImmediateScheduler.shared, steps: Workload.size(1_000_000))
+        #expect(result.count == Workload.size(1_000_000))
         #expect(result.stackGrowth < 4096)
     }
 }
@@ -123,8 +123,8 @@ private func recurse(on scheduler: any Scheduler, steps: Int, drive: () -> Void 
     }
 
     @Test func aMillionRecursiveStepsFinish() {
-        let result = recurse(on: SerialQueueScheduler(label: "test.recursion"), steps: 1_000_000)
-        #expect(result.count == 1_000_000)
+        let result = recurse(on: SerialQueueScheduler(label: "test.recursion"), steps: Workload.size(1_000_000))
+        #expect(result.count == Workload.size(1_000_000))
         #expect(result.stackGrowth < 4096)
     }
 }
@@ -154,8 +154,8 @@ private func recurse(on scheduler: any Scheduler, steps: Int, drive: () -> Void 
     }
 
     @Test func aMillionRecursiveStepsFinish() {
-        let result = recurse(on: BackgroundScheduler(), steps: 1_000_000)
-        #expect(result.count == 1_000_000)
+        let result = recurse(on: BackgroundScheduler(), steps: Workload.size(1_000_000))
+        #expect(result.count == Workload.size(1_000_000))
         // Steps hop between pool threads, so stack addresses are not comparable; a million
         // nested frames would overflow any thread stack, so finishing is the proof.
     }
@@ -204,8 +204,8 @@ private func recurse(on scheduler: any Scheduler, steps: Int, drive: () -> Void 
 
     @Test func aMillionRecursiveStepsDoNotGrowTheStack() {
         let scheduler = TestScheduler()
-        let result = recurse(on: scheduler, steps: 1_000_000) { scheduler.run() }
-        #expect(result.count == 1_000_000)
+        let result = recurse(on: scheduler, steps: Workload.size(1_000_000)) { scheduler.run() }
+        #expect(result.count == Workload.size(1_000_000))
         #expect(result.stackGrowth < 4096)
     }
 

@@ -204,19 +204,8 @@ final class ErrorCollector: @unchecked Sendable {
 /// Mutated scripts from a seeded generator: every input ends in exit 0 or a clear error,
 /// never a crash or a hang.
 @Suite(.leakChecked) struct PlaygroundFuzzTests {
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func mutate(_ script: String, seed: UInt64) -> [UInt8] {
-        var random = Generator(state: seed)
+        var random = SeededGenerator(seed: seed)
         var bytes = Array(script.utf8)
         for _ in 0..<Int.random(in: 1...8, using: &random) {
             guard !bytes.isEmpty else { break }

@@ -45,7 +45,8 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     /// Whether delivering checks the stack (`StackGuard`). Every non-relay subscriber does;
     /// relays only every `StackGuard.relayStride` levels, so a cold pipeline of a few
     /// operators pays for one check per event, not one per operator.
-    @usableFromInline let checksStack: Bool
+    @inlinable
+    var checksStack: Bool { relayDepth % StackGuard.relayStride == 0 }
 
     /// Creates a subscriber; every closure is optional.
     @inlinable
@@ -67,7 +68,6 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     ) {
         callbacks = Unmanaged.passRetained(EventCallbacks(next: next, error: error, completed: completed))
         self.relayDepth = relayDepth
-        checksStack = relayDepth % StackGuard.relayStride == 0
         debugScope = RippleDebug.subscriptionCreated()
     }
 

@@ -1,0 +1,16 @@
+/// A small, seedable random generator (SplitMix64), so a failing random test can be replayed
+/// from the seed it prints. Shared by the model tests and the playground fuzzer.
+///
+///     var random = SeededGenerator(seed: 42)
+///     Int.random(in: 0..<10, using: &random)   // the same number for seed 42, every run
+public struct SeededGenerator: RandomNumberGenerator {
+    public var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

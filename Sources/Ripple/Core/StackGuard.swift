@@ -35,8 +35,26 @@ enum StackGuard {
     /// Relay subscribers (one per `map`, `filter`, … level) check the stack only every this
     /// many levels; the frames of 32 levels fit in `reserve` many times over, even unoptimized.
     @inlinable static var relayStride: UInt32 { 32 }
-    /// The stack of each continuation thread.
-    static let freshStackSize = 64 * 1024 * 1024
+    /// The stack of each continuation thread: 64 MiB, or 1 MiB under ThreadSanitizer (which
+    /// lets a thread use only `threadSanitizerBudget` of it).
+    static let freshStackSize = runsUnderThreadSanitizer ? 1024 * 1024 : 64 * 1024 * 1024
+
+    /// How much of a thread's stack Ripple lets chains use when the ThreadSanitizer runtime is
+    /// in the process.
+    ///
+    /// ThreadSanitizer pushes every instrumented call on a per-thread shadow stack of 65,536
+    /// entries (compiler-rt's `kShadowStackSize`) and, in release builds of its runtime, does
+    /// not check the bound: deeper recursion writes past it and corrupts the runtime's own
+    /// memory (seen here as hangs in `MetaMap::FreeRange`, a failed CHECK in
+    /// `MetaMap::ResetClocks`, and SEGVs). Every instrumented frame calls into the runtime,
+    /// so it is at least 16 bytes; 768 KiB of stack is then at most 49,152 frames, and a
+    /// chain that needs more continues on a fresh thread with a fresh shadow stack.
+    static let threadSanitizerBudget = 768 * 1024
+
+    /// Whether this process runs with the ThreadSanitizer runtime (its entry hook is exported).
+    static let runsUnderThreadSanitizer: Bool = {
+        dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_func_entry") != nil
+    }()
 
     /// Whether the current thread has more than `reserve` bytes of stack left.
     @inlinable
@@ -88,7 +106,10 @@ enum StackGuard {
         let size = pthread_get_stacksize_np(pthread_self())
         let low = UInt(bitPattern: pthread_get_stackaddr_np(pthread_self())) - UInt(size)
         #endif
-        return StackBounds(low: low, waterMark: low + UInt(min(reserve, size / 4)))
+        // Chains may use the whole stack, or only its top `threadSanitizerBudget` under TSan.
+        let usable = runsUnderThreadSanitizer ? min(size, threadSanitizerBudget) : size
+        let bottom = low + UInt(size - usable)
+        return StackBounds(low: low, waterMark: bottom + UInt(min(reserve, usable / 4)))
     }
 
     /// Runs `body` on a new thread with a `freshStackSize` stack and waits for it.

@@ -167,6 +167,32 @@ import RippleTestSupport
     }
 }
 
+extension DeepChainTests {
+    /// ThreadSanitizer's per-thread shadow stack holds 65,536 calls and is not bound-checked;
+    /// under it a chain may use only the top 768 KiB of a thread's stack (≤ 49,152 frames).
+    @Test func chainsUseAtMostTheSanitizerBudgetUnderThreadSanitizerAndTheWholeStackOtherwise() async {
+        let used = Box(0)
+        await runOnThread(stackSize: 16 * 1024 * 1024) {
+            var top: UInt8 = 0
+            let start = withUnsafeMutablePointer(to: &top) { UInt(bitPattern: $0) }
+            func descend() -> Int {
+                var marker: UInt8 = 0
+                let here = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
+                if !StackGuard.hasRoom() { return Int(start - here) }
+                var padding = (0, 0, 0, 0, 0, 0, 0, 0)  // ~64 bytes per frame
+                return withUnsafeMutablePointer(to: &padding) { _ in descend() }
+            }
+            used.value = descend()
+        }
+        if StackGuard.runsUnderThreadSanitizer {
+            #expect(used.value <= StackGuard.threadSanitizerBudget)
+            #expect(used.value >= StackGuard.threadSanitizerBudget / 2)
+        } else {
+            #expect(used.value >= 15 * 1024 * 1024)
+        }
+    }
+}
+
 /// Runs `body` on a new thread with `stackSize` bytes of stack and waits for it.
 func runOnThread(stackSize: Int, _ body: @escaping @Sendable () -> Void) async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -31,6 +31,13 @@ extension Signal where Value == String {
             process.terminationHandler = { process in
                 exit.exited(status: process.terminationStatus,
                             signaled: process.terminationReason == .uncaughtSignal)
+                // swift-corelibs-foundation keeps a Process nobody waited for alive forever
+                // (found by LeakSanitizer), and with it this handler and the subscription it
+                // captures: drop the handler, and wait (at once: the child has exited) so
+                // Foundation lets go of the Process.
+                process.terminationHandler = nil
+                let exited = UncheckedSendable(process)
+                DispatchQueue.global().async { exited.value.waitUntilExit() }
             }
             let lines = Signal.lines(from: output.fileHandleForReading).subscribe(
                 next: { subscriber.sendNext($0) },

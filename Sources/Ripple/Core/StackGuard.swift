@@ -72,12 +72,35 @@ enum StackGuard {
     }
 
     /// Whether `address`, a local variable's, lies in the last `reserve` bytes of this
-    /// thread's stack. An address outside the stack (AddressSanitizer may move locals to a
-    /// "fake stack" on the heap) or a thread whose stack is unknown counts as having room.
+    /// thread's stack. A thread whose stack is unknown counts as having room.
     @usableFromInline
     static func isNearTheEnd(_ address: UInt) -> Bool {
-        let bounds = boundsOfCurrentThread()
-        return address >= bounds.pointee.low && address < bounds.pointee.waterMark
+        let bounds = boundsOfCurrentThread().pointee
+        let onStack = bounds.contains(address) ? address : realFrameAddress(of: address)
+        return onStack >= bounds.low && onStack < bounds.waterMark
+    }
+
+    /// The address on this thread's stack of the frame that holds `pointer`, a local
+    /// variable's address.
+    ///
+    /// Usually the address itself. AddressSanitizer's use-after-return detection (on by
+    /// default on Linux) moves locals into "fake stack" frames on the heap, where their
+    /// addresses say nothing about the stack; ASan's interface maps such a frame back to the
+    /// real frame it stands for. Tests that measure stack growth use this too.
+    static func stackAddress(of pointer: UnsafeRawPointer) -> UInt {
+        let address = UInt(bitPattern: pointer)
+        return boundsOfCurrentThread().pointee.contains(address) ? address : realFrameAddress(of: address)
+    }
+
+    /// `address` mapped from an AddressSanitizer fake frame to its real frame; `address`
+    /// itself when ASan is absent or the address is not in a fake frame.
+    private static func realFrameAddress(of address: UInt) -> UInt {
+        guard let fakeStack = addressSanitizerFakeStack else { return address }
+        let current = fakeStack.current()
+        guard current != nil,
+              let real = fakeStack.realFrame(current, UnsafeMutableRawPointer(bitPattern: address), nil, nil)
+        else { return address }
+        return UInt(bitPattern: real)
     }
 
     /// The current thread's stack bottom and water mark, computed once per thread and kept in
@@ -109,7 +132,7 @@ enum StackGuard {
         // Chains may use the whole stack, or only its top `threadSanitizerBudget` under TSan.
         let usable = runsUnderThreadSanitizer ? min(size, threadSanitizerBudget) : size
         let bottom = low + UInt(size - usable)
-        return StackBounds(low: low, waterMark: bottom + UInt(min(reserve, usable / 4)))
+        return StackBounds(low: low, high: low + UInt(size), waterMark: bottom + UInt(min(reserve, usable / 4)))
     }
 
     /// Runs `body` on a new thread with a `freshStackSize` stack and waits for it.
@@ -197,13 +220,37 @@ private let pthreadGetAttributes: (@convention(c) (pthread_t, UnsafeMutablePoint
 }()
 #endif
 
-/// The lowest address of a thread's stack, and the address below which it counts as near its end.
+/// A thread's stack, and the address below which it counts as near its end.
 struct StackBounds {
+    /// The lowest address of the stack.
     var low: UInt
+    /// Just past the highest address of the stack.
+    var high: UInt
     var waterMark: UInt
     /// For a thread whose stack cannot be found: no address is near the end.
-    static let unknown = StackBounds(low: 0, waterMark: 0)
+    static let unknown = StackBounds(low: 0, high: 0, waterMark: 0)
+
+    func contains(_ address: UInt) -> Bool { address >= low && address < high }
 }
+
+/// AddressSanitizer's fake-stack interface (`__asan_get_current_fake_stack`,
+/// `__asan_addr_is_in_fake_stack`), looked up once; nil when ASan is not in the process.
+private let addressSanitizerFakeStack: (
+    current: @convention(c) () -> UnsafeMutableRawPointer?,
+    realFrame: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
+                               UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                               UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> UnsafeMutableRawPointer?
+)? = {
+    let process = UnsafeMutableRawPointer(bitPattern: 0)
+    guard let current = dlsym(process, "__asan_get_current_fake_stack"),
+          let realFrame = dlsym(process, "__asan_addr_is_in_fake_stack") else { return nil }
+    return (
+        unsafeBitCast(current, to: (@convention(c) () -> UnsafeMutableRawPointer?).self),
+        unsafeBitCast(realFrame, to: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
+                                                      UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                                                      UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> UnsafeMutableRawPointer?).self)
+    )
+}()
 
 private let stackBoundsKey: pthread_key_t = {
     var key = pthread_key_t()

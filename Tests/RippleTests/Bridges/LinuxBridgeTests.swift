@@ -44,6 +44,22 @@ import RippleTestSupport
         #expect(waitUntil { !isAlive(pid) })
     }
 
+    /// Foundation keeps a `Process` nobody waited for alive forever; the bridge must not let
+    /// that pin its subscription (and what the user's callbacks capture). Found by LeakSanitizer.
+    @Test func aFinishedChildProcessReleasesItsSubscriptionAndSubscriber() {
+        let baseline = liveSubscriptionsInThisTest
+        weak var weakRecorder: Recorder<String>?
+        do {
+            let recorder = Recorder<String>()
+            weakRecorder = recorder
+            Signal.run(executable: "/bin/sh", arguments: ["-c", "echo a"]).subscribe(recorder)
+            Signal.run(executable: "/bin/sh", arguments: ["-c", "exit 4"]).subscribe(next: { _ in })
+            #expect(waitUntil { recorder.isCompleted })
+        }
+        #expect(waitUntil { weakRecorder == nil })
+        #expect(waitUntil { liveSubscriptionsInThisTest == baseline })
+    }
+
     /// Running and not a zombie (a terminated child stays a zombie until its parent reaps it).
     private func isAlive(_ pid: pid_t) -> Bool {
         guard kill(pid, 0) == 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }

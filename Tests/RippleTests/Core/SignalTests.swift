@@ -160,7 +160,8 @@ import RippleTestSupport
         let failed = Recorder<Int>(), from = Recorder<Int>()
         Signal.just(1).subscribe(just)
         Signal<Int>.empty.subscribe(empty)
-        Signal<Int>.never.subscribe(never)
+        let neverSubscription = Signal<Int>.never.subscribe(never)
+        defer { neverSubscription.dispose() }
         Signal<Int>.error(TestError()).subscribe(failed)
         Signal.from([1, 2, 3]).subscribe(from)
         #expect(just.events == [.next(1), .completed])

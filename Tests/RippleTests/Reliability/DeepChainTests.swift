@@ -174,10 +174,10 @@ extension DeepChainTests {
         let used = Box(0)
         await runOnThread(stackSize: 16 * 1024 * 1024) {
             var top: UInt8 = 0
-            let start = withUnsafeMutablePointer(to: &top) { UInt(bitPattern: $0) }
+            let start = withUnsafeMutablePointer(to: &top) { StackGuard.stackAddress(of: $0) }
             func descend() -> Int {
                 var marker: UInt8 = 0
-                let here = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
+                let here = withUnsafeMutablePointer(to: &marker) { StackGuard.stackAddress(of: $0) }
                 if !StackGuard.hasRoom() { return Int(start - here) }
                 var padding = (0, 0, 0, 0, 0, 0, 0, 0)  // ~64 bytes per frame
                 return withUnsafeMutablePointer(to: &padding) { _ in descend() }

@@ -16,7 +16,7 @@ private func recurse(on scheduler: any Scheduler, steps: Int, drive: () -> Void 
     let state = State()
     @Sendable func step() {
         var marker = 0
-        let address = withUnsafeMutablePointer(to: &marker) { Int(bitPattern: $0) }
+        let address = withUnsafeMutablePointer(to: &marker) { Int(StackGuard.stackAddress(of: $0)) }
         state.minAddress.min(address, ordering: .relaxed)
         state.maxAddress.max(address, ordering: .relaxed)
         if state.count.add(1, ordering: .relaxed).newValue < steps {

@@ -17,7 +17,8 @@ extension Signal where Value == String {
     /// Standard error is passed through to this process's. Disposing terminates the child
     /// if it still runs: SIGTERM, then SIGKILL a second later if it is still there (a child
     /// inherits its parent thread's blocked signals). A child that cannot start fails the
-    /// signal at once.
+    /// signal at once. A child that has exited is reaped (`waitUntilExit`), so Foundation lets
+    /// go of its `Process`, and with it the subscription and what its callbacks capture.
     ///
     ///     Signal.run(executable: "/bin/sh", arguments: ["-c", "ls /tmp"]).subscribeNext { print($0) }
     public static func run(executable: String, arguments: [String] = []) -> Signal<String> {

@@ -52,9 +52,7 @@ enum StackGuard {
     static let threadSanitizerBudget = 768 * 1024
 
     /// Whether this process runs with the ThreadSanitizer runtime (its entry hook is exported).
-    static let runsUnderThreadSanitizer: Bool = {
-        dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_func_entry") != nil
-    }()
+    static let runsUnderThreadSanitizer = processSymbol("__tsan_func_entry") != nil
 
     /// Whether the current thread has more than `reserve` bytes of stack left.
     @inlinable
@@ -76,7 +74,7 @@ enum StackGuard {
     @usableFromInline
     static func isNearTheEnd(_ address: UInt) -> Bool {
         let bounds = boundsOfCurrentThread().pointee
-        let onStack = bounds.contains(address) ? address : realFrameAddress(of: address)
+        let onStack = stackAddress(address, of: bounds)
         return onStack >= bounds.low && onStack < bounds.waterMark
     }
 
@@ -88,13 +86,14 @@ enum StackGuard {
     /// addresses say nothing about the stack; ASan's interface maps such a frame back to the
     /// real frame it stands for. Tests that measure stack growth use this too.
     static func stackAddress(of pointer: UnsafeRawPointer) -> UInt {
-        let address = UInt(bitPattern: pointer)
-        return boundsOfCurrentThread().pointee.contains(address) ? address : realFrameAddress(of: address)
+        stackAddress(UInt(bitPattern: pointer), of: boundsOfCurrentThread().pointee)
     }
 
-    /// `address` mapped from an AddressSanitizer fake frame to its real frame; `address`
-    /// itself when ASan is absent or the address is not in a fake frame.
-    private static func realFrameAddress(of address: UInt) -> UInt {
+    /// `address` itself when it lies on the stack `bounds` describes; otherwise mapped from an
+    /// AddressSanitizer fake frame to its real frame (unchanged when ASan is absent or the
+    /// address is in no fake frame).
+    private static func stackAddress(_ address: UInt, of bounds: StackBounds) -> UInt {
+        if bounds.contains(address) { return address }
         guard let fakeStack = addressSanitizerFakeStack else { return address }
         let current = fakeStack.current()
         guard current != nil,
@@ -215,7 +214,7 @@ private let inheritedKeys: [pthread_key_t] = [currentSchedulerKey, trampolineKey
 /// glibc's `pthread_getattr_np` (the Glibc module hides it behind `_GNU_SOURCE`), looked up
 /// once; nil where the C library lacks it, and then the stack check always passes.
 private let pthreadGetAttributes: (@convention(c) (pthread_t, UnsafeMutablePointer<pthread_attr_t>) -> Int32)? = {
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pthread_getattr_np") else { return nil }
+    guard let symbol = processSymbol("pthread_getattr_np") else { return nil }
     return unsafeBitCast(symbol, to: (@convention(c) (pthread_t, UnsafeMutablePointer<pthread_attr_t>) -> Int32).self)
 }()
 #endif
@@ -233,23 +232,25 @@ struct StackBounds {
     func contains(_ address: UInt) -> Bool { address >= low && address < high }
 }
 
-/// AddressSanitizer's fake-stack interface (`__asan_get_current_fake_stack`,
-/// `__asan_addr_is_in_fake_stack`), looked up once; nil when ASan is not in the process.
-private let addressSanitizerFakeStack: (
-    current: @convention(c) () -> UnsafeMutableRawPointer?,
-    realFrame: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
-                               UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
-                               UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> UnsafeMutableRawPointer?
-)? = {
-    let process = UnsafeMutableRawPointer(bitPattern: 0)
-    guard let current = dlsym(process, "__asan_get_current_fake_stack"),
-          let realFrame = dlsym(process, "__asan_addr_is_in_fake_stack") else { return nil }
-    return (
-        unsafeBitCast(current, to: (@convention(c) () -> UnsafeMutableRawPointer?).self),
-        unsafeBitCast(realFrame, to: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
-                                                      UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
-                                                      UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> UnsafeMutableRawPointer?).self)
-    )
+/// A symbol of the running process or a library it loaded (`dlsym(RTLD_DEFAULT, name)`).
+private func processSymbol(_ name: String) -> UnsafeMutableRawPointer? {
+    dlsym(UnsafeMutableRawPointer(bitPattern: 0), name)
+}
+
+/// `__asan_get_current_fake_stack()`
+private typealias CurrentFakeStack = @convention(c) () -> UnsafeMutableRawPointer?
+/// `__asan_addr_is_in_fake_stack(fake_stack, addr, beg, end)`: the real frame, or nil.
+private typealias RealFrameOfFakeAddress = @convention(c) (
+    UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
+    UnsafeMutablePointer<UnsafeMutableRawPointer?>?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> UnsafeMutableRawPointer?
+
+/// AddressSanitizer's fake-stack interface, looked up once; nil when ASan is not in the process.
+private let addressSanitizerFakeStack: (current: CurrentFakeStack, realFrame: RealFrameOfFakeAddress)? = {
+    guard let current = processSymbol("__asan_get_current_fake_stack"),
+          let realFrame = processSymbol("__asan_addr_is_in_fake_stack") else { return nil }
+    return (unsafeBitCast(current, to: CurrentFakeStack.self),
+            unsafeBitCast(realFrame, to: RealFrameOfFakeAddress.self))
 }()
 
 private let stackBoundsKey: pthread_key_t = {

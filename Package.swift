@@ -9,7 +9,7 @@ let package = Package(
         .executable(name: "ripple-logwatch", targets: ["ripple-logwatch"]),
     ],
     targets: [
-        .target(name: "Ripple", path: "Sources/Ripple"),
+        .target(name: "Ripple", path: "Sources/Ripple", exclude: ["Core/Model"]),  // the Promela models (spin)
         .target(name: "RipplePlayground", dependencies: ["Ripple"], path: "Sources/RipplePlayground"),
         .executableTarget(name: "ripple-playground", dependencies: ["RipplePlayground"], path: "Playground"),
         .executableTarget(name: "ripple-logwatch", dependencies: ["Ripple"], path: "Examples/LogWatch"),

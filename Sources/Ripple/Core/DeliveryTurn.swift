@@ -1,71 +1,198 @@
+import Dispatch
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// Who may deliver right now: the atomic at the heart of `Subscriber` and the subjects.
+/// Who may deliver right now: the atomic word at the heart of `Subscriber`, the subjects and
+/// `SerialForwarder` (the storage of a `TurnMachine`).
 ///
-/// One thread at a time holds the turn and runs user callbacks; others queue their events
-/// (under their owner's lock) and ask the holder to look at the queue before it gives the
-/// turn up. States: 0 free, 1 held, 2 held and the holder must look. Taking the turn and
-/// giving it back when nobody asked are single compare-and-swaps, so the uncontended path
-/// takes no lock.
+/// `0` when free; else the holder's `TurnIdentity` with bit 0, the *look* flag, set when the
+/// holder must take the owner's lock before giving the turn up. Taking a free turn
+/// (`takeFree`) and giving it back when nobody asked (`releaseUnasked`) are single
+/// compare-and-swaps, so an uncontended send takes no lock. Everything else happens under the
+/// owner's lock: `fence` first pins the word (takes a free turn, or sets the look flag so the
+/// holder cannot leave without the lock), then a `TurnMachine` transition decides, and
+/// `publish` stores its result. Acquire on taking and release on giving up order everything
+/// the holder owns (a subject's subscriber list, a subscriber's closures) from one holder to the next.
 @usableFromInline
 struct DeliveryTurn: ~Copyable, Sendable {
-    @usableFromInline let state = Atomic<Int>(0)
+    @usableFromInline let word = Atomic<UInt>(0)
 
     @inlinable init() {}
 
-    /// Takes the turn if it is free.
+    /// `takeFree`: takes the turn if it is free.
     @inlinable
-    func take() -> Bool {
-        state.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged
+    func takeFree(_ me: UInt) -> Bool {
+        word.compareExchange(expected: 0, desired: me, ordering: .acquiring).exchanged
     }
 
-    /// Gives the turn up if nobody asked the holder to look; false means: look first.
+    /// `releaseUnasked`: gives the turn up if nobody asked the holder to look; false means: look first.
     @inlinable
-    func releaseIfUnasked() -> Bool {
-        state.compareExchange(expected: 1, desired: 0, ordering: .acquiringAndReleasing).exchanged
+    func releaseUnasked(_ me: UInt) -> Bool {
+        word.compareExchange(expected: me, desired: 0, ordering: .releasing).exchanged
     }
 
-    /// Asks the holder to look at the queue; returns false when there is no holder, in which
-    /// case the caller has just taken the turn.
+    /// Under the owner's lock: takes the turn if it is free (returns `me`), else sets the look
+    /// flag on the holder's word and returns it. Afterwards the word changes only under the lock.
     @inlinable
-    func requestLook() -> Bool {
+    func fence(_ me: UInt) -> UInt {
+        var current = word.load(ordering: .acquiring)
         while true {
-            switch state.load(ordering: .acquiring) {
-            case 0:
-                if take() { return false }
-            case 1:
-                if state.compareExchange(expected: 1, desired: 2, ordering: .acquiringAndReleasing).exchanged { return true }
-            default:
-                return true
-            }
+            let desired = current == 0 ? me : TurnMachine<Never>.asking(current)
+            if desired == current { return current }
+            let (exchanged, original) = word.compareExchange(
+                expected: current, desired: desired, ordering: .acquiringAndReleasing)
+            if exchanged { return desired }
+            current = original
         }
     }
 
-    /// The holder keeps the turn; `mustLook` makes its next release go through the queue.
+    /// Under the owner's lock: stores what a transition decided.
     @inlinable
-    func keep(mustLook: Bool) { state.store(mustLook ? 2 : 1, ordering: .releasing) }
+    func publish(_ value: UInt) { word.store(value, ordering: .releasing) }
 
-    /// The holder gives the turn up unconditionally (it has looked, under the owner's lock).
+    /// The holder's identity, or 0 when free.
     @inlinable
-    func release() { state.store(0, ordering: .releasing) }
+    var holder: UInt { TurnMachine<Never>.holder(of: word.load(ordering: .acquiring)) }
 
-    /// Whether some thread holds the turn.
+    /// Whether some thread holds the turn (acquire: see the last holder's writes).
     @inlinable
-    var isHeld: Bool { state.load(ordering: .acquiring) != 0 }
+    var isHeld: Bool { word.load(ordering: .acquiring) != 0 }
 }
 
-/// The closures of a closure subscription, immutable so a delivery calls them without
-/// retaining anything (held `Unmanaged` by `Subscriber` and subject subscriptions).
+/// A thread blocked until a delivery turn is handed to it (`TurnMachine.Arrival.wait`).
+///
+/// One per wait, created only on the contended path.
 @usableFromInline
-final class EventCallbacks<Value> {
-    @usableFromInline let next: ((Value) -> Void)?
-    @usableFromInline let error: ((any Error) -> Void)?
-    @usableFromInline let completed: (() -> Void)?
+final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable; the semaphore is thread-safe
+    @usableFromInline let identity: UInt
+    @usableFromInline let handed = DispatchSemaphore(value: 0)
 
-    @inlinable
-    init(next: ((Value) -> Void)?, error: ((any Error) -> Void)?, completed: (() -> Void)?) {
-        self.next = next
-        self.error = error
-        self.completed = completed
+    @inlinable init(_ identity: UInt) { self.identity = identity }
+
+    /// Blocks until `handOff`; afterwards the caller holds the turn and leaves the wait-for graph.
+    @usableFromInline
+    func wait() {
+        handed.wait()
+        WaitGraph.stopWaiting(identity)
     }
+
+    /// `handOff`: wakes the waiter, which now holds the turn.
+    @usableFromInline
+    func handOff() { handed.signal() }
+}
+
+/// Who a thread is, for the delivery turn: its `pthread_self()`, or, on a continuation thread
+/// that `StackGuard` started for a deep chain, the thread it continues (which waits for it).
+@usableFromInline
+enum TurnIdentity {
+    /// The calling thread's raw identity: nonzero and even (a `pthread_t` is an aligned address).
+    @inlinable
+    static var current: UInt {
+        #if os(Linux)
+        return UInt(pthread_self())
+        #else
+        return UInt(bitPattern: pthread_self())
+        #endif
+    }
+
+    /// Whether `holder` is the calling thread, directly or through a continuation alias.
+    @inlinable
+    static func isCurrent(_ holder: UInt) -> Bool {
+        let me = current
+        if holder == me { return true }
+        return WaitGraph.hasAliases && WaitGraph.canonical(holder) == WaitGraph.canonical(me)
+    }
+}
+
+/// The wait-for graph: which thread waits for which owner's turn, and the continuation aliases.
+///
+/// A thread that would block for a turn checks here first, under the graph's lock, whether
+/// the holder it would wait for waits (directly or along a chain) for a turn this thread holds;
+/// if so, waiting would deadlock, and the event is queued ownerless instead (`queueCycle`).
+/// Threads on a chain are blocked and keep their turns, so the chain cannot change while it is
+/// checked; new waits are checked one at a time under the lock. Only contended sends come here.
+@usableFromInline
+enum WaitGraph {
+    /// An owner whose turn holder the graph can read.
+    @usableFromInline
+    struct Edge: @unchecked Sendable {  // the waiting thread keeps the owner alive while the edge exists
+        @usableFromInline unowned(unsafe) let owner: any TurnOwner
+        @inlinable init(_ owner: any TurnOwner) { self.owner = owner }
+    }
+
+    struct State: Sendable {
+        /// Canonical thread identity → the owner it waits for.
+        var waiting: [UInt: Edge] = [:]
+        /// Continuation thread → the thread it continues (canonical).
+        var aliases: [UInt: UInt] = [:]
+    }
+
+    static let state = Lock(State())
+    /// How many aliases exist: lets `TurnIdentity.isCurrent` skip the lock when there are none.
+    @usableFromInline static let aliasCount = Atomic<Int>(0)
+
+    @inlinable static var hasAliases: Bool { aliasCount.load(ordering: .acquiring) != 0 }
+
+    /// The thread `identity` acts as.
+    @usableFromInline
+    static func canonical(_ identity: UInt) -> UInt {
+        state.withLock { $0.aliases[identity] ?? identity }
+    }
+
+    /// Registers `waiter` as waiting for `owner`, whose turn `holder` holds — unless that would
+    /// close a cycle; returns whether it registered (may wait).
+    @usableFromInline
+    static func startWaiting(_ waiter: TurnWaiter, for owner: any TurnOwner, heldBy holder: UInt) -> Bool {
+        state.withLock { state in
+            let me = state.aliases[waiter.identity] ?? waiter.identity
+            var thread = state.aliases[holder] ?? holder
+            var steps = 0
+            while steps <= state.waiting.count {
+                if thread == me { return false }  // the chain leads back: waiting would deadlock
+                guard let edge = state.waiting[thread] else { break }  // `thread` runs
+                let next = TurnMachine<Never>.holder(of: edge.owner.turnWord)
+                if next == 0 { break }
+                let nextThread = state.aliases[next] ?? next
+                if nextThread == thread { break }  // handed the turn, not yet awake: it runs
+                thread = nextThread
+                steps += 1
+            }
+            state.waiting[me] = Edge(owner)
+            return true
+        }
+    }
+
+    /// Removes the calling waiter's edge once it holds the turn.
+    @usableFromInline
+    static func stopWaiting(_ identity: UInt) {
+        state.withLock { state in
+            let me = state.aliases[identity] ?? identity
+            state.waiting[me] = nil
+        }
+    }
+
+    /// Runs `body` with the calling thread acting as `continued` (a `StackGuard` continuation).
+    static func acting<T>(as continued: UInt, _ body: () -> T) -> T {
+        let me = TurnIdentity.current
+        state.withLock { $0.aliases[me] = $0.aliases[continued] ?? continued }
+        aliasCount.add(1, ordering: .releasing)
+        defer {
+            state.withLock { $0.aliases[me] = nil }
+            aliasCount.subtract(1, ordering: .releasing)
+        }
+        return body()
+    }
+}
+
+/// An object with a delivery turn (read by the wait-for graph).
+@usableFromInline
+protocol TurnOwner: AnyObject {
+    /// The current turn word.
+    var turnWord: UInt { get }
 }

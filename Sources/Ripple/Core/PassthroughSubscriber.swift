@@ -14,15 +14,18 @@ import Synchronization
 ///         subscriber.sendCompleted()
 ///         return nil
 ///     }
-public final class PassthroughSubscriber<Value>: SubscriberProtocol, @unchecked Sendable {
+public final class PassthroughSubscriber<Value>: SubscriberProtocol, SerializingReceiver, @unchecked Sendable {
+    // @unchecked: every stored property is immutable or atomic.
     @usableFromInline let inner: any SubscriberProtocol<Value>
-    /// `inner` when it is a `Subscriber`: called directly, not through the existential.
+    /// `inner` when it is a `Subscriber`, or the `Subscriber` that serializes what reaches
+    /// `inner` when `inner` does not serialize by itself: called directly, not through the existential.
     @usableFromInline let direct: Subscriber<Value>?
     @usableFromInline let disposable: CompoundDisposable
     /// Set by the first terminal event, so exactly one is forwarded.
     @usableFromInline let terminated = Atomic<Bool>(false)
 
-    /// - Parameter direct: `inner` when it is a `Subscriber` (the caller has already cast it).
+    /// - Parameter direct: `inner` when it is a `Subscriber` (the caller has already cast it),
+    ///   or a `Subscriber` wrapping `inner`.
     @inlinable
     init(forwardingTo inner: any SubscriberProtocol<Value>, direct: Subscriber<Value>?, disposable: CompoundDisposable) {
         self.inner = inner
@@ -43,7 +46,10 @@ public final class PassthroughSubscriber<Value>: SubscriberProtocol, @unchecked 
     @inlinable
     public var isDisposed: Bool {
         if disposable.isDisposed || terminated.load(ordering: .acquiring) { return true }
-        if let direct { return direct.isDisposed }
+        if let direct {
+            if direct.isDisposed { return true }
+            if direct === inner { return false }
+        }
         return inner.isDisposed
     }
 

@@ -45,7 +45,10 @@ public final class Signal<Value>: SignalProtocol, @unchecked Sendable {
     public func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
         guard StackGuard.hasRoom() else { return StackGuard.onFreshStack { subscribe(subscriber) } }
         let compound = CompoundDisposable()
-        let direct = subscriber as? Subscriber<Value>  // cast once: the compound and the passthrough share it
+        // Cast once: the compound and the passthrough share it. A conformer that does not
+        // serialize by itself gets a `Subscriber` in front, so its callbacks never overlap.
+        let direct = subscriber as? Subscriber<Value>
+            ?? (subscriber is SerializingReceiver ? nil : Subscriber(serializing: subscriber))
         if let direct { compound.add(direct) }
         let passthrough = PassthroughSubscriber(forwardingTo: subscriber, direct: direct, disposable: compound)
         compound.add(producer.unsafelyUnwrapped(passthrough))

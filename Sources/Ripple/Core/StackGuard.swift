@@ -154,6 +154,9 @@ enum StackGuard {
         let inherited: [(pthread_key_t, UnsafeMutableRawPointer?)]
         /// The caller's leak-counting scope (a task-local, which a new thread does not inherit).
         let debugScope: RippleDebug.Scope?
+        /// The caller's identity for the delivery turn: the new thread acts as the caller, so
+        /// its sends to the turns the caller holds count as re-entrant (see `WaitGraph`).
+        let turnIdentity = TurnIdentity.current
 
         init(_ work: @escaping () -> Void) {
             self.work = work
@@ -194,10 +197,12 @@ enum StackGuard {
         /// still the caller's (so the thread's exit does not release what it does not own).
         private func runHere() {
             for (key, value) in inherited { pthread_setspecific(key, value) }
-            if let debugScope {
-                RippleDebug.counting(in: debugScope, work)
-            } else {
-                work()
+            WaitGraph.acting(as: turnIdentity) {
+                if let debugScope {
+                    RippleDebug.counting(in: debugScope, work)
+                } else {
+                    work()
+                }
             }
             for (key, value) in inherited where pthread_getspecific(key) == value {
                 pthread_setspecific(key, nil)

@@ -3,10 +3,15 @@ import Synchronization
 /// A subscriber built from closures (RAC's `RACSubscriber`).
 ///
 /// It serializes: events sent from several threads at once are delivered one at a time,
-/// in the order they were accepted, and callbacks never overlap. An event sent from
-/// inside one of its own callbacks is queued and delivered after that callback returns.
-/// After a terminal event, or after `dispose()`, nothing more is delivered and the
-/// closures are released.
+/// in the order they were accepted, and callbacks never overlap. A send returns once its
+/// event was delivered, on the sending thread (ReactiveCocoa's synchronous `sendNext:`): a
+/// thread that finds another one delivering waits its turn, so a producer faster than the
+/// callbacks is slowed to their pace instead of queueing without bound. An event sent from
+/// inside one of its own callbacks is queued and delivered after that callback returns (as is
+/// one whose wait would close a cycle of threads waiting for each other); see the
+/// `DeliveryTurn` article. After a terminal event, or after `dispose()`, nothing more is
+/// accepted and the closures are released; a terminal event accepted before `dispose()` is
+/// still delivered, after everything accepted before it.
 ///
 ///     let subscriber = Subscriber<Int>(next: { print($0) }, completed: { print("done") })
 ///     Signal.from([1, 2]).subscribe(subscriber)   // 1, 2, done
@@ -15,25 +20,29 @@ import Synchronization
 ///
 /// The uncontended path takes no lock: a thread takes the *delivery turn* with one
 /// compare-and-swap, calls the closure, and gives the turn back with another. Only a thread
-/// that finds the turn taken (contention, or a re-entrant send) queues its event under the
-/// lock for the turn holder to deliver, in order.
-public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked Sendable {
-    /// Events waiting for the turn holder. Guarded by `queue`'s lock.
+/// that finds the turn taken goes through the lock (`TurnMachine`).
+public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner, @unchecked Sendable {
+    // @unchecked: `callbacks` is read and written only by the turn holder (ordered by the turn's
+    // acquire/release); everything else is atomic, immutable or guarded by `state`.
+
+    /// The turn's queue. Guarded by `state`'s lock.
     @usableFromInline
-    struct Queue: @unchecked Sendable {
-        @usableFromInline var events = FIFOQueue<Event<Value>>()
+    struct State: @unchecked Sendable {  // holds values, which never leave the lock but as `Event`s handed out
+        @usableFromInline var machine = TurnMachine<Event<Value>>()
         @inlinable init() {}
     }
 
-    /// Who delivers now; the holder looks at the queue (and at `disposed`) when asked.
+    /// `status` bits: a terminal event was accepted; `dispose()` was called. `disposedBit`
+    /// alone means disposed before any terminal event (then queued values are dropped); both
+    /// mean a terminal event was accepted first (then everything accepted is delivered).
+    @usableFromInline static var terminalAccepted: UInt8 { 1 }
+    @usableFromInline static var disposedBit: UInt8 { 2 }
+
+    /// Who delivers now (see `DeliveryTurn`).
     @usableFromInline let turn = DeliveryTurn()
-    /// Set when a terminal event is accepted or the subscriber is disposed; then nothing
-    /// more is accepted.
-    @usableFromInline let terminated = Atomic<Bool>(false)
-    /// Set by `dispose()`: the turn holder then releases the closures. (A terminal event
-    /// releases them itself, once delivered.)
-    @usableFromInline let disposed = Atomic<Bool>(false)
-    @usableFromInline let queue = Lock(Queue())
+    /// `terminalAccepted` and `disposedBit`; nonzero means nothing more is accepted.
+    @usableFromInline let status = Atomic<UInt8>(0)
+    @usableFromInline let state = Lock(State())
     /// The closures (+1), read and released only by the turn holder; nil once released.
     @usableFromInline @exclusivity(unchecked) var callbacks: Unmanaged<EventCallbacks<Value>>?
     /// The `RippleDebug.Scope` this subscription counts in, if any.
@@ -71,6 +80,17 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
         debugScope = RippleDebug.subscriptionCreated()
     }
 
+    /// A subscriber that forwards to `receiver`, serializing what reaches it (used for a
+    /// `SubscriberProtocol` conformer that does not serialize by itself).
+    @inlinable
+    convenience init(serializing receiver: any SubscriberProtocol<Value>) {
+        self.init(
+            relayDepth: 0,
+            next: { receiver.sendNext($0) },
+            error: { receiver.sendError($0) },
+            completed: { receiver.sendCompleted() })
+    }
+
     deinit {
         // The closures may hold the rest of a deep chain: release them where there is stack.
         if let callbacks { StackGuard.run { callbacks.release() } }
@@ -80,19 +100,23 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     /// Whether the subscriber takes no more events: it was disposed or received a terminal event.
     @inlinable
     public var isDisposed: Bool {
-        terminated.load(ordering: .acquiring)
+        status.load(ordering: .acquiring) != 0
     }
 
-    /// Delivers a value, unless the subscriber is terminated or disposed.
+    @usableFromInline var turnWord: UInt { turn.word.load(ordering: .acquiring) }
+
+    /// Delivers a value, unless the subscriber is terminated or disposed; returns once delivered
+    /// (or queued, from inside a callback).
     @inlinable
     public func sendNext(_ value: Value) {
         if checksStack, !StackGuard.hasRoom() { return StackGuard.onFreshStack { sendNext(value) } }
-        if terminated.load(ordering: .acquiring) { return }
-        if takeTurn() {
+        if status.load(ordering: .acquiring) != 0 { return }
+        let me = TurnIdentity.current
+        if turn.takeFree(me) {
             if let callbacks { callbacks._withUnsafeGuaranteedRef { $0.next?(value) } }
-            finishTurn()
+            finishTurn(me)
         } else {
-            enqueue(.next(value))
+            arrive(.next(value), me)
         }
     }
 
@@ -100,56 +124,72 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
     @inlinable
     public func sendError(_ error: any Error) {
         if checksStack, !StackGuard.hasRoom() { return StackGuard.onFreshStack { sendError(error) } }
-        if terminated.exchange(true, ordering: .acquiringAndReleasing) { return }
-        if takeTurn() {
-            deliver(.error(error))
-            finishTurn()
-        } else {
-            enqueue(.error(error))
-        }
+        if !acceptTerminal() { return }
+        sendTerminal(.error(error))
     }
 
     /// Delivers completion, then releases the closures.
     @inlinable
     public func sendCompleted() {
         if checksStack, !StackGuard.hasRoom() { return StackGuard.onFreshStack { sendCompleted() } }
-        if terminated.exchange(true, ordering: .acquiringAndReleasing) { return }
-        if takeTurn() {
-            deliver(.completed)
-            finishTurn()
-        } else {
-            enqueue(.completed)
-        }
+        if !acceptTerminal() { return }
+        sendTerminal(.completed)
     }
 
-    /// Stops delivery at once, drops queued events and releases the closures.
+    /// Stops delivery: nothing sent afterwards is delivered, queued values are dropped and
+    /// the closures released.
     ///
-    /// Idempotent and thread-safe; called from inside a callback, nothing more is
-    /// delivered after that callback returns.
+    /// Idempotent and thread-safe; called from inside a callback, nothing more is delivered
+    /// after that callback returns. A terminal event accepted before it is still delivered
+    /// (with what was accepted before it): disposing right after sending a terminal event,
+    /// as the passthrough subscriber does, loses nothing.
     public func dispose() {
-        if disposed.exchange(true, ordering: .acquiringAndReleasing) { return }
-        terminated.store(true, ordering: .releasing)
-        let dropped = queue.withLock { $0.events.removeAll() }  // queued values are not delivered
-        _ = dropped
-        if takeTurn() {
-            finishTurn()  // sees `disposed` and releases everything
-        } else {
-            requestLook()
+        var old = status.load(ordering: .acquiring)
+        while true {
+            if old & Self.disposedBit != 0 { return }
+            let (exchanged, original) = status.compareExchange(
+                expected: old, desired: old | Self.disposedBit, ordering: .acquiringAndReleasing)
+            if exchanged { break }
+            old = original
         }
+        if old != 0 { return }  // a terminal event was accepted: it releases everything once delivered
+        let me = TurnIdentity.current
+        let (dropped, tookTurn) = state.withLock { state in
+            (state.machine.dropOwnerless(), turn.fence(me) == me)
+        }
+        _ = dropped  // released here, outside the lock
+        if tookTurn { look(me) }  // tidies: releases the closures
     }
 
     // MARK: The delivery turn
 
+    /// Accepts the one terminal event; false once a terminal event was accepted or the
+    /// subscriber disposed.
     @inlinable
-    func takeTurn() -> Bool { turn.take() }
+    func acceptTerminal() -> Bool {
+        status.compareExchange(expected: 0, desired: Self.terminalAccepted, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    @inlinable
+    func sendTerminal(_ event: Event<Value>) {
+        let me = TurnIdentity.current
+        if turn.takeFree(me) {
+            deliver(event)
+            finishTurn(me)
+        } else {
+            arrive(event, me)
+        }
+    }
 
     /// Delivers `event` while holding the turn; a terminal event releases the closures after.
+    /// A value is not delivered once the subscriber is disposed.
     @inlinable
     func deliver(_ event: Event<Value>) {
         guard let callbacks else { return }
         callbacks._withUnsafeGuaranteedRef { callbacks in
             switch event {
-            case .next(let value): callbacks.next?(value)
+            case .next(let value):
+                if status.load(ordering: .acquiring) != Self.disposedBit { callbacks.next?(value) }
             case .error(let error): callbacks.error?(error)
             case .completed: callbacks.completed?()
             }
@@ -157,60 +197,66 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, @unchecked
         if event.isTerminal { releaseCallbacks() }
     }
 
-    /// Gives the turn up, unless there is queued work or a disposal to handle first.
+    /// `releaseUnasked`, or the holder's look when someone asked.
     @inlinable
-    func finishTurn() {
-        if !disposed.load(ordering: .acquiring), turn.releaseIfUnasked() { return }
-        drain()
+    func finishTurn(_ me: UInt) {
+        if turn.releaseUnasked(me) { return }
+        look(me)
     }
 
-    /// The slow path of the turn holder: delivers queued events in order, releases the
-    /// closures once terminated with nothing left to deliver, and gives the turn up.
+    /// The slow path of a sender that found the turn taken: `TurnMachine.arrive`.
     @usableFromInline
-    func drain() {
+    func arrive(_ event: Event<Value>, _ me: UInt) {
+        let arrival = state.withLock { state in
+            var word = turn.fence(me)
+            let arrival = state.machine.arrive(
+                event, by: me, word: &word, isMe: TurnIdentity.isCurrent,
+                mayWait: { WaitGraph.startWaiting($1, for: self, heldBy: $0) })
+            turn.publish(word)
+            return arrival
+        }
+        switch arrival {
+        case .deliver:
+            deliver(event)
+        case .queued:
+            return
+        case .wait(let waiter):
+            waiter.wait()
+            deliver(event)
+        }
+        finishTurn(me)
+    }
+
+    /// The holder's slow path (`TurnMachine.look`): delivers queued ownerless events in order,
+    /// releases the closures once disposed, then hands the turn on or frees it.
+    @usableFromInline
+    func look(_ me: UInt) {
         while true {
-            let event: Event<Value>? = queue.withLock { queue in
-                turn.keep(mustLook: false)
-                if let event = queue.events.popFirst() { return event }
-                return nil
+            let action = state.withLock { state in
+                var word = turn.word.load(ordering: .acquiring)
+                let disposedOnly = status.load(ordering: .acquiring) == Self.disposedBit
+                let action = state.machine.look(by: me, word: &word, needsTidy: disposedOnly && callbacks != nil)
+                turn.publish(word)
+                return action
             }
-            if let event {
+            switch action {
+            case .deliver(let event):
                 deliver(event)
-                continue
+                if turn.releaseUnasked(me) { return }
+            case .tidy:
+                releaseCallbacks()
+            case .handOff(let waiter):
+                waiter.handOff()
+                return
+            case .released:
+                return
             }
-            // Nothing queued. Once disposed nothing more may be delivered: release.
-            if disposed.load(ordering: .acquiring) { releaseCallbacks() }
-            let gaveUp = queue.withLock { queue in
-                if !queue.events.isEmpty { return false }
-                turn.release()
-                return true
-            }
-            if gaveUp { return }
         }
     }
 
-    /// Queues `event` for the turn holder, or delivers it if the turn came free meanwhile.
-    @usableFromInline
-    func enqueue(_ event: Event<Value>) {
-        let tookTurn = queue.withLock { queue in
-            queue.events.append(event)
-            return !turn.requestLook()
-        }
-        if tookTurn { drain() }
-    }
-
-    /// Asks the turn holder to look; if there is none, takes the turn and drains.
-    @usableFromInline
-    func requestLook() {
-        let tookTurn = queue.withLock { _ in !turn.requestLook() }
-        if tookTurn { drain() }
-    }
-
-    /// Releases the closures and drops queued events (turn holder only), outside the lock.
+    /// Releases the closures (turn holder only), outside the lock.
     @usableFromInline
     func releaseCallbacks() {
-        let dropped = queue.withLock { $0.events.removeAll() }
-        _ = dropped
         callbacks?.release()
         callbacks = nil
     }

@@ -1,7 +1,8 @@
 /// Anything that receives a signal's events: a `Subscriber`, or any subject.
 ///
-/// Implementations must be safe to call from any thread. Ripple's own subscribers
-/// serialize: callbacks never overlap and nothing is delivered after a terminal event.
+/// Implementations must be safe to call from any thread. Ripple serializes what reaches a
+/// subscriber: subscribed to a `Signal`, a conformer's methods never run concurrently and
+/// nothing reaches it after a terminal event, whatever threads the producer sends on.
 ///
 ///     let subject = Subject<Int>()
 ///     Signal.from([1, 2]).subscribe(subject)   // a subject is a subscriber
@@ -35,3 +36,10 @@ extension SubscriberProtocol {
         }
     }
 }
+
+/// A receiver that serializes what it delivers by itself (a `Subscriber`, a subject, a
+/// passthrough subscriber, which forwards to one of those): `Signal.subscribe` hands it events
+/// as they come. Any other `SubscriberProtocol` conformer is wrapped in a `Subscriber`, so its
+/// methods never run concurrently and never after a terminal event, whatever thread sends.
+@usableFromInline
+protocol SerializingReceiver: AnyObject {}

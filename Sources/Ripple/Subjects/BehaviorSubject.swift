@@ -11,7 +11,7 @@
 ///
 /// A subscriber that joins while another thread sends gets the current value and then
 /// every later one: no gap, no duplicate. Threading is as for `Subject`.
-public final class BehaviorSubject<Value>: SignalProtocol, SubscriberProtocol, @unchecked Sendable {
+public final class BehaviorSubject<Value>: SignalProtocol, SubscriberProtocol, SerializingReceiver, @unchecked Sendable {
     @usableFromInline let storage: SubjectStorage<Value, LatestValue<Value>>
 
     /// Creates a behavior subject whose latest value is `value` until the first send.

@@ -14,7 +14,7 @@
 ///
 /// Threading is as for `Subject`; the replay is snapshotted when the subscriber joins and
 /// delivered before any value sent after that.
-public final class ReplaySubject<Value>: SignalProtocol, SubscriberProtocol, @unchecked Sendable {
+public final class ReplaySubject<Value>: SignalProtocol, SubscriberProtocol, SerializingReceiver, @unchecked Sendable {
     @usableFromInline let storage: SubjectStorage<Value, ReplayHistory<Value>>
 
     /// The most values retained.

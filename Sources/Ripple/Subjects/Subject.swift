@@ -20,7 +20,7 @@
 /// (dispose it, or capture the subject weakly). A subject that is released without ending
 /// disposes the subscriptions it still has — no terminal event, but their cleanup runs —
 /// since nothing can reach them any more (as RxSwift and RAC drop theirs).
-public final class Subject<Value>: SignalProtocol, SubscriberProtocol, @unchecked Sendable {
+public final class Subject<Value>: SignalProtocol, SubscriberProtocol, SerializingReceiver, @unchecked Sendable {
     @usableFromInline let storage = SubjectStorage<Value, NoHistory<Value>>(history: NoHistory())
 
     /// Creates a subject with no subscribers.

@@ -1,23 +1,29 @@
 import Synchronization
 
 /// The engine shared by `Subject`, `BehaviorSubject` and `ReplaySubject`: one `State` in one
-/// lock, delivery outside it, re-entrant and concurrent work queued and drained in order.
+/// lock, delivery outside it, and one delivery turn (`DeliveryTurn`, `TurnMachine`).
 ///
-/// One thread at a time holds the *delivery turn*. A send, subscribe or terminal event that
-/// finds the turn taken (by another thread, or by this one from inside a callback) is
-/// queued and returns; the thread holding the turn drains the queue FIFO. So every
-/// subscriber sees every event in send order, callbacks of one subject never overlap, and
-/// no lock is held while user code runs.
+/// One thread at a time holds the turn and runs subscribers' callbacks, so every subscriber
+/// sees every event in the order the subject accepted it, and callbacks of one subject never
+/// overlap. A send or subscribe that finds the turn taken by another thread waits its turn
+/// and then delivers its own event (or replay) on its own thread: it returns once delivered,
+/// and never delivers another waiting thread's work, so no caller is trapped delivering a
+/// flood and no queue grows with a producer that is faster than the subscribers. A send from
+/// inside a callback (re-entrant, or one whose wait would close a cycle of threads waiting
+/// for each other) is queued and returns; the holder delivers it after the current callback.
 ///
-/// The turn is an atomic; its holder owns the subscriber list and gives the turn back with
-/// one compare-and-swap when nothing was queued meanwhile. An uncontended send costs no
-/// allocation, whatever the number of subscribers, and no lock for a subject without
-/// history (one lock acquisition to record the value otherwise). A new subscriber's replay
-/// (`History`) is snapshotted when it subscribes and delivered in queue order, so it sits
-/// exactly between the events sent before and after it: no gap, no duplicate. Subscribe
-/// and dispose are O(1). The hot paths are inlinable so clients specialize them.
+/// An event is accepted — the history records it, a terminal event is set — under the lock
+/// when its sender takes the turn or joins the queue; a new subscriber's replay is
+/// snapshotted at the same point, so it sits exactly between the events accepted before and
+/// after it: no gap, no duplicate. The holder owns the subscriber list (a send walks it
+/// without the lock); subscriptions disposed meanwhile wait in `removals` for its next look.
+/// An uncontended send costs no allocation, whatever the number of subscribers, and no lock
+/// for a subject without history. Subscribe and dispose are O(1). The hot paths are
+/// inlinable so clients specialize them.
 @usableFromInline
-final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable where History.Value == Value {
+final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecked Sendable where History.Value == Value {
+    // @unchecked: `subscribers` belongs to the turn holder (ordered by the turn's acquire/release);
+    // the rest is guarded by `state`, atomic or immutable.
     @usableFromInline typealias Entry = SubjectSubscription<Value, History>
 
     /// Work done while holding the delivery turn.
@@ -26,32 +32,26 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
         /// Deliver `event` to every subscription, walking the list in place (the turn
         /// holder owns it; callbacks' subscribes and disposes are deferred meanwhile).
         case event(Event<Value>)
-        /// Deliver a new subscription's replay, then the terminal event if the subject had ended.
-        case subscribe(Entry, replay: [Value], terminal: Event<Value>?)
-    }
-
-    /// Queued while another delivery holds the turn.
-    @usableFromInline
-    enum Pending {
-        case event(Event<Value>)
+        /// Add a new subscription (unless the subject had ended when it subscribed), deliver its
+        /// replay, then the terminal event if the subject had ended.
         case subscribe(Entry, replay: [Value], terminal: Event<Value>?)
     }
 
     /// Guarded by `state`.
     @usableFromInline
-    struct State: @unchecked Sendable {
+    struct State: @unchecked Sendable {  // values stay inside but for what the owner hands out
         @usableFromInline var history: History
-        /// Set when the terminal event is sent (entered once; never cleared).
+        /// Set when the terminal event is accepted (entered once; never cleared).
         @usableFromInline var terminal: Event<Value>?
-        @usableFromInline var pending = FIFOQueue<Pending>()
+        /// The turn's queue.
+        @usableFromInline var machine = TurnMachine<Work>()
         /// Subscriptions disposed while a delivery holds the turn; removed when it looks.
         @usableFromInline var removals: [Entry] = []
 
         @inlinable init(history: History) { self.history = history }
     }
 
-    /// Who delivers now; taken only under the lock, given back by `releaseIfUnasked` without
-    /// it. The holder looks at the queue and the removals when asked.
+    /// Who delivers now.
     @usableFromInline let turn = DeliveryTurn()
     @usableFromInline let state: Lock<State>
     /// The subscriptions. Read and written only by the thread holding the delivery turn
@@ -65,6 +65,8 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
     init(history: History) {
         state = Lock(State(history: history))
     }
+
+    @usableFromInline var turnWord: UInt { turn.word.load(ordering: .acquiring) }
 
     deinit {
         StackGuard.run {  // the subscriptions may hold deep chains
@@ -100,21 +102,19 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
     // MARK: Sending
 
     /// Sends `event` unless the subject has ended or `accept` (checked under the lock,
-    /// against the history) says no.
+    /// against the history) says no. Returns once delivered (or queued, from inside a callback).
     @inlinable
     func send(_ event: Event<Value>, accept: ((History) -> Bool)? = nil) {
+        let me = TurnIdentity.current
         // A subject without history sends a value without the lock when the turn is free:
         // the list is the turn holder's, and a terminal event is an atomic flag.
         if History.recordsNothing, accept == nil, case .next = event,
-           !terminated.load(ordering: .acquiring), takeTurn() {
-            if terminated.load(ordering: .acquiring) {
-                finishTurn()
-            } else {
-                deliver(.event(event))
-            }
-            return
+           !terminated.load(ordering: .acquiring), turn.takeFree(me) {
+            if terminated.load(ordering: .acquiring) { return finishTurn(me) }
+            return run(.event(event), me)
         }
-        let work: Work? = state.withLock { state in
+        let work = Work.event(event)
+        let arrival: TurnMachine<Work>.Arrival? = state.withLock { state in
             guard state.terminal == nil else { return nil }
             if let accept, !accept(state.history) { return nil }
             if case .next(let value) = event {
@@ -123,18 +123,9 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
                 state.terminal = event
                 terminated.store(true, ordering: .releasing)
             }
-            if takeTurn() { return .event(event) }
-            return enqueue(.event(event), in: &state)
+            return arrive(work, me, in: &state)
         }
-        if let work { deliver(work) }
-    }
-
-    /// Gives up a turn taken for nothing, delivering whatever was queued meanwhile.
-    @inlinable
-    func finishTurn() {
-        if turn.releaseIfUnasked() { return }
-        let work: Work? = state.withLock { state in nextWork(&state) }
-        if let work { deliver(work) }
+        if let arrival { proceed(arrival, with: work, me) }
     }
 
     // MARK: Subscribing
@@ -149,18 +140,19 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
         subscribe(entry: Entry(next: next, error: error, completed: completed, storage: self))
     }
 
+    /// Snapshots the replay where the subscription is accepted, then delivers it (waiting for
+    /// the turn if another thread holds it); returns once the replay is delivered.
     @inlinable
     func subscribe(entry: Entry) -> any Disposable {
-        let work: Work? = state.withLock { state in
+        let me = TurnIdentity.current
+        var work: Work?
+        let arrival = state.withLock { state in
             let terminal = state.terminal
-            let replay = state.history.replay(afterError: terminal?.error != nil)
-            if takeTurn() {
-                if terminal == nil { subscribers.append(entry) }
-                return .subscribe(entry, replay: replay, terminal: terminal)
-            }
-            return enqueue(.subscribe(entry, replay: replay, terminal: terminal), in: &state)
+            let accepted = Work.subscribe(entry, replay: state.history.replay(afterError: terminal?.error != nil), terminal: terminal)
+            work = accepted
+            return arrive(accepted, me, in: &state)
         }
-        if let work { deliver(work) }
+        proceed(arrival, with: work.unsafelyUnwrapped, me)
         return entry
     }
 
@@ -168,78 +160,101 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
     /// delivering thread next looks (it may be walking the list).
     @usableFromInline
     func remove(_ entry: Entry) {
-        let detachNow = state.withLock { state in
-            if takeTurn() {
-                // No delivery runs (and nothing is queued): remove it now, as the turn holder.
-                subscribers.remove(entry)
-                turn.release()
-                return true
-            }
+        let me = TurnIdentity.current
+        let removed: [Entry] = state.withLock { state in
             state.removals.append(entry)
-            if turn.requestLook() { return false }
-            // The turn came free meanwhile and this thread took it: tidy up and give it back.
-            for removed in state.removals { subscribers.remove(removed) }
+            // Held by another thread, or by this one up the stack: the holder tidies when it looks.
+            guard turn.fence(me) == me else { return [] }
+            // The turn was free (so nothing is queued): tidy up as its holder and give it back.
+            let removed = state.removals
             state.removals = []
-            turn.release()
-            return true
+            for removal in removed { subscribers.remove(removal) }
+            turn.publish(0)
+            return removed
         }
-        if detachNow { entry.detach() }
+        for removal in removed { removal.detach() }
     }
 
-    // MARK: The delivery turn (under the lock, but for `deliver`)
+    // MARK: The delivery turn
 
+    /// `TurnMachine.arrive` under the lock.
     @inlinable
-    func takeTurn() -> Bool { turn.take() }
-
-    /// Queues `pending` for the turn holder; if the turn came free, takes it and returns the next work.
-    @inlinable
-    func enqueue(_ pending: Pending, in state: inout State) -> Work? {
-        state.pending.append(pending)
-        return turn.requestLook() ? nil : nextWork(&state)
+    func arrive(_ work: Work, _ me: UInt, in state: inout State) -> TurnMachine<Work>.Arrival {
+        var word = turn.fence(me)
+        let arrival = state.machine.arrive(
+            work, by: me, word: &word, isMe: TurnIdentity.isCurrent,
+            mayWait: { WaitGraph.startWaiting($1, for: self, heldBy: $0) })
+        turn.publish(word)
+        return arrival
     }
 
-    /// Takes the next queued work for the turn holder, or gives the turn up when there is none.
+    /// After `arrive`: delivers `work` as the holder (at once, or once handed the turn), or
+    /// returns when it was queued for the holder.
     @inlinable
-    func nextWork(_ state: inout State) -> Work? {
-        while let pending = state.pending.popFirst() {
-            let work: Work
-            switch pending {
-            case .event(let event):
-                work = .event(event)
-            case .subscribe(let entry, let replay, let terminal):
-                if entry.isDisposed { continue }
-                // Not ended when it subscribed: a terminal event sent since is queued behind this.
-                if terminal == nil { subscribers.append(entry) }
-                work = .subscribe(entry, replay: replay, terminal: terminal)
-            }
-            let mustLook = !state.pending.isEmpty || !state.removals.isEmpty
-            turn.keep(mustLook: mustLook)
-            return work
+    func proceed(_ arrival: TurnMachine<Work>.Arrival, with work: Work, _ me: UInt) {
+        switch arrival {
+        case .deliver:
+            break
+        case .queued:
+            return
+        case .wait(let waiter):
+            waiter.wait()
         }
-        turn.release()
-        return nil
+        run(work, me)
     }
 
-    /// Performs `first`, then everything queued meanwhile, then gives up the turn.
+    /// Performs `work` as the holder, then gives the turn up or looks.
     @inlinable
-    func deliver(_ first: Work) {
+    func run(_ work: Work, _ me: UInt) {
         // A subscriber may send to another subject, and so on: deep in such a chain, go on on a fresh stack.
-        guard StackGuard.hasRoom() else { return StackGuard.onFreshStack { deliver(first) } }
-        var next: Work? = first
-        while let work = next.take() {
-            let endedStream = perform(work)
-            if !endedStream && turn.releaseIfUnasked() { return }
-            var released: [Entry] = []
-            next = state.withLock { state in
-                if endedStream { released = subscribers.removeAll() }
-                for entry in state.removals { subscribers.remove(entry) }
-                released.append(contentsOf: state.removals)
-                state.removals = []
-                return nextWork(&state)
+        guard StackGuard.hasRoom() else { return StackGuard.onFreshStack { run(work, me) } }
+        if perform(work) { endStream() }
+        finishTurn(me)
+    }
+
+    /// `releaseUnasked`, or the holder's look when someone asked.
+    @inlinable
+    func finishTurn(_ me: UInt) {
+        if turn.releaseUnasked(me) { return }
+        look(me)
+    }
+
+    /// The holder's slow path (`TurnMachine.look`): removes disposed subscriptions, delivers
+    /// queued ownerless work in order, then hands the turn on or frees it.
+    @usableFromInline
+    func look(_ me: UInt) {
+        while true {
+            var removed: [Entry] = []
+            let action = state.withLock { state in
+                var word = turn.word.load(ordering: .acquiring)
+                let action = state.machine.look(by: me, word: &word, needsTidy: !state.removals.isEmpty)
+                if case .tidy = action { swap(&removed, &state.removals) }
+                turn.publish(word)
+                return action
             }
-            // No delivery can reach these any more: release their closures outside the lock.
-            for entry in released { entry.detach() }
+            switch action {
+            case .tidy:
+                // No delivery can reach these any more: release their closures outside the lock.
+                for entry in removed {
+                    subscribers.remove(entry)
+                    entry.detach()
+                }
+            case .deliver(let work):
+                if perform(work) { endStream() }
+                if turn.releaseUnasked(me) { return }
+            case .handOff(let waiter):
+                waiter.handOff()
+                return
+            case .released:
+                return
+            }
         }
+    }
+
+    /// After the terminal event: every subscription has left; release them (holder only).
+    @usableFromInline
+    func endStream() {
+        for entry in subscribers.removeAll() { entry.detach() }
     }
 
     /// Runs the user-facing part of `work`; returns whether it delivered the terminal event.
@@ -267,6 +282,9 @@ final class SubjectStorage<Value, History: SubjectHistory>: @unchecked Sendable 
                 return true
             }
         case .subscribe(let entry, let replay, let terminal):
+            if entry.isDisposed { return false }
+            // Not ended when it subscribed: join now, so events accepted after it reach it.
+            if terminal == nil { subscribers.append(entry) }
             for value in replay {
                 if entry.isDisposed { return false }
                 entry.deliverNext(value)

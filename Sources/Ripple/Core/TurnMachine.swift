@@ -1,0 +1,148 @@
+/// The delivery turn's transitions, as a pure state machine: who delivers an event, who waits,
+/// and to whom the turn goes next.
+///
+/// An owner (a `Subscriber`, a subject's storage, an operator's `SerialForwarder`) keeps one
+/// `TurnMachine` in its locked state and one `DeliveryTurn` word beside it. The machine never
+/// touches threads, locks or atomics: the owner reads the word under its lock (`fence`),
+/// hands it to a transition as `inout word`, and publishes what the transition left there.
+/// So the transitions are testable with plain values, and they are the transitions of the
+/// Promela model `Core/Model/turn.pml`, under the same names. The design, its invariants and
+/// why it cannot deadlock: the `DeliveryTurn` article of the DocC catalog.
+///
+/// The word: `0` when the turn is free; else the holder's identity (`TurnIdentity`) with bit 0,
+/// the *look* flag, set when the holder must come back to the lock before giving the turn up.
+///
+/// Invariants, whenever the owner's lock is free:
+/// 1. `word == 0` ⇒ `queue` is empty.
+/// 2. `queue` is not empty ⇒ the look flag is set.
+/// 3. An entry with a waiter is delivered by that waiter's thread, which is blocked (or about
+///    to block) until the turn is handed to it; ownerless entries are delivered by the holder.
+@usableFromInline
+struct TurnMachine<Work> {
+    /// One accepted piece of work waiting for the turn.
+    @usableFromInline
+    struct Entry {
+        /// The work, for ownerless entries; nil when the waiter holds its own work.
+        @usableFromInline var work: Work?
+        /// The thread that will deliver this entry itself, or nil: the holder delivers it.
+        @usableFromInline var waiter: TurnWaiter?
+
+        @inlinable init(work: Work?, waiter: TurnWaiter?) {
+            self.work = work
+            self.waiter = waiter
+        }
+    }
+
+    /// What a sender does after `arrive`.
+    @usableFromInline
+    enum Arrival {
+        /// `takeFree`: the turn was free and is now the sender's: deliver, then `look` as the holder.
+        case deliver
+        /// `queueReentrant` / `queueCycle`: the holder will deliver it; return at once.
+        case queued
+        /// `wait`: block on the waiter until handed the turn, then deliver as the holder.
+        case wait(TurnWaiter)
+    }
+
+    /// What the holder does after `look`.
+    @usableFromInline
+    enum Look {
+        /// Keep the turn and deliver this ownerless entry, then look again.
+        case deliver(Work)
+        /// Keep the turn and tidy up (the owner's own reasons: removals, a disposal), then look again.
+        case tidy
+        /// `handOff`: the turn now belongs to this waiter; wake it. The holder's turn is over.
+        case handOff(TurnWaiter)
+        /// The queue is empty: the turn is free.
+        case released
+    }
+
+    /// Accepted entries in order; bounded by the threads blocked on it plus the ownerless
+    /// entries running callbacks sent.
+    @usableFromInline var queue = FIFOQueue<Entry>()
+
+    @inlinable init() {}
+
+    /// Whether the word names a holder.
+    @inlinable static func isHeld(_ word: UInt) -> Bool { word != 0 }
+    /// The holder's identity in `word` (without the look flag).
+    @inlinable static func holder(of word: UInt) -> UInt { word & ~1 }
+    /// `word` with the look flag set.
+    @inlinable static func asking(_ word: UInt) -> UInt { word | 1 }
+
+    /// A sender's arrival, under the owner's lock, after `fence` left the word either as the
+    /// sender's own (it was free: `takeFree`) or as another holder's with the look flag set.
+    ///
+    /// - Parameters:
+    ///   - work: The accepted work (a value, a terminal event, a replay).
+    ///   - me: The sender's identity.
+    ///   - word: The fenced word.
+    ///   - isMe: Whether a holder identity is the sender's thread (or one it continues, see
+    ///     `TurnIdentity`): then the sender is inside one of the owner's callbacks.
+    ///   - mayWait: Whether the sender may block for `holder`: false when that would close a
+    ///     cycle in the wait-for graph. When true, the call has registered `waiter` as waiting.
+    @inlinable
+    mutating func arrive(
+        _ work: Work, by me: UInt, word: inout UInt,
+        isMe: (UInt) -> Bool, mayWait: (_ holder: UInt, _ waiter: TurnWaiter) -> Bool
+    ) -> Arrival {
+        if word == me {  // takeFree (under the lock)
+            assert(queue.isEmpty, "Ripple: a free delivery turn had queued work")
+            return .deliver
+        }
+        let holder = Self.holder(of: word)
+        word = Self.asking(word)
+        if isMe(holder) {  // queueReentrant
+            queue.append(Entry(work: work, waiter: nil))
+            return .queued
+        }
+        let waiter = TurnWaiter(me)
+        if mayWait(holder, waiter) {  // wait
+            queue.append(Entry(work: nil, waiter: waiter))
+            return .wait(waiter)
+        }
+        queue.append(Entry(work: work, waiter: nil))  // queueCycle
+        return .queued
+    }
+
+    /// The holder's look, under the owner's lock, when it could not give the turn up
+    /// lock-free (`releaseUnasked` failed: the look flag was set).
+    ///
+    /// - Parameters:
+    ///   - me: The holder's identity.
+    ///   - word: The word (`me`, possibly with the look flag); left as what to publish.
+    ///   - needsTidy: Whether the owner has something of its own to tidy first.
+    @inlinable
+    mutating func look(by me: UInt, word: inout UInt, needsTidy: Bool) -> Look {
+        if needsTidy {
+            word = Self.asking(me)
+            return .tidy
+        }
+        guard let entry = queue.popFirst() else {
+            word = 0
+            return .released
+        }
+        let more: UInt = queue.isEmpty ? 0 : 1
+        if let waiter = entry.waiter {  // handOff
+            word = waiter.identity | more
+            return .handOff(waiter)
+        }
+        word = me | more
+        return .deliver(entry.work!)
+    }
+
+    /// Drops the ownerless entries (a disposal before any terminal event), keeping those whose
+    /// threads wait: they are still handed the turn, so they return. Returns what was dropped,
+    /// to be released after unlocking.
+    @inlinable
+    mutating func dropOwnerless() -> [Work] {
+        guard !queue.isEmpty else { return [] }
+        var dropped: [Work] = []
+        var kept = FIFOQueue<Entry>()
+        while let entry = queue.popFirst() {
+            if entry.waiter == nil, let work = entry.work { dropped.append(work) } else { kept.append(entry) }
+        }
+        queue = kept
+        return dropped
+    }
+}

@@ -67,13 +67,25 @@ struct DeliveryTurn: ~Copyable, Sendable {
 
 /// A thread blocked until a delivery turn is handed to it (`TurnMachine.Arrival.wait`).
 ///
-/// One per wait, created only on the contended path.
+/// One per thread, made on its first contended send and reused: a thread waits for one turn
+/// at a time, and every hand-off to it is matched by exactly one `wait`.
 @usableFromInline
 final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable; the semaphore is thread-safe
     @usableFromInline let identity: UInt
     @usableFromInline let handed = DispatchSemaphore(value: 0)
 
-    @inlinable init(_ identity: UInt) { self.identity = identity }
+    init(_ identity: UInt) { self.identity = identity }
+
+    /// The calling thread's waiter.
+    @usableFromInline
+    static var ofCurrentThread: TurnWaiter {
+        if let pointer = pthread_getspecific(waiterKey) {
+            return Unmanaged<TurnWaiter>.fromOpaque(pointer).takeUnretainedValue()
+        }
+        let waiter = TurnWaiter(TurnIdentity.current)
+        pthread_setspecific(waiterKey, Unmanaged.passRetained(waiter).toOpaque())
+        return waiter
+    }
 
     /// Blocks until `handOff`; afterwards the caller holds the turn and leaves the wait-for graph.
     @usableFromInline
@@ -86,6 +98,19 @@ final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable; the s
     @usableFromInline
     func handOff() { handed.signal() }
 }
+
+/// The thread-specific slot holding each thread's `TurnWaiter` (+1, released when the thread exits).
+private let waiterKey: pthread_key_t = {
+    var key = pthread_key_t()
+    let status = pthread_key_create(&key) { pointer in
+        #if os(Linux)
+        guard let pointer else { return }
+        #endif
+        Unmanaged<TurnWaiter>.fromOpaque(pointer).release()
+    }
+    precondition(status == 0, "Ripple: pthread_key_create failed with \(status)")
+    return key
+}()
 
 /// Who a thread is, for the delivery turn: its `pthread_self()`, or, on a continuation thread
 /// that `StackGuard` started for a deep chain, the thread it continues (which waits for it).

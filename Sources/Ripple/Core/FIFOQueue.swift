@@ -14,6 +14,18 @@ struct FIFOQueue<Element> {
     @inlinable var isEmpty: Bool { head == storage.count }
     @inlinable var count: Int { storage.count - head }
 
+    /// The next element `popFirst` returns.
+    @inlinable var first: Element? { head < storage.count ? storage[head] : nil }
+    /// The element appended last, if still queued.
+    @inlinable var last: Element? { head < storage.count ? storage[storage.count - 1] : nil }
+
+    /// Whether some queued element satisfies `predicate`.
+    @inlinable
+    func contains(where predicate: (Element) -> Bool) -> Bool {
+        for index in head..<storage.count where predicate(storage[index].unsafelyUnwrapped) { return true }
+        return false
+    }
+
     @inlinable
     mutating func append(_ element: Element) {
         storage.append(element)

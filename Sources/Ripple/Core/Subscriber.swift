@@ -210,7 +210,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
         let arrival = state.withLock { state in
             var word = turn.fence(me)
             let arrival = state.machine.arrive(
-                event, by: me, word: &word, isMe: TurnIdentity.isCurrent,
+                event, by: me, word: &word, isMe: TurnIdentity.isCurrent, waiter: TurnWaiter.ofCurrentThread,
                 mayWait: { WaitGraph.startWaiting($1, for: self, heldBy: $0) })
             turn.publish(word)
             return arrival

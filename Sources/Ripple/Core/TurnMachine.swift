@@ -84,7 +84,8 @@ struct TurnMachine<Work> {
     @inlinable
     mutating func arrive(
         _ work: Work, by me: UInt, word: inout UInt,
-        isMe: (UInt) -> Bool, mayWait: (_ holder: UInt, _ waiter: TurnWaiter) -> Bool
+        isMe: (UInt) -> Bool, waiter: @autoclosure () -> TurnWaiter,
+        mayWait: (_ holder: UInt, _ waiter: TurnWaiter) -> Bool
     ) -> Arrival {
         if word == me {  // takeFree (under the lock)
             assert(queue.isEmpty, "Ripple: a free delivery turn had queued work")
@@ -96,10 +97,55 @@ struct TurnMachine<Work> {
             queue.append(Entry(work: work, waiter: nil))
             return .queued
         }
-        let waiter = TurnWaiter(me)
+        let waiter = waiter()
         if mayWait(holder, waiter) {  // wait
             queue.append(Entry(work: nil, waiter: waiter))
             return .wait(waiter)
+        }
+        queue.append(Entry(work: work, waiter: nil))  // queueCycle
+        return .queued
+    }
+
+    /// What a forwarder's sender does after `enqueue`.
+    @usableFromInline
+    enum Enqueued {
+        /// The turn was free and is now the sender's (`takeFree`): look, after unlocking.
+        case holding
+        /// `queueReentrant` / `queueCycle`: the holder will deliver it.
+        case queued
+        /// `wait`: the entry is the sender's; wait for the hand-off, then look.
+        case waiting
+    }
+
+    /// Like `arrive`, for an owner whose senders decide under a lock of their own and deliver
+    /// after releasing it (`SerialForwarder`): the entry always joins the queue, carrying its
+    /// work, owned by the sender unless the holder is to deliver it. The sender then `look`s as
+    /// the holder (`.holding`) or waits for the hand-off first (`.waiting`); consecutive
+    /// entries of one sender are delivered by it in one turn.
+    @inlinable
+    mutating func enqueue(
+        _ work: Work, by me: UInt, word: inout UInt,
+        isMe: (UInt) -> Bool, waiter: @autoclosure () -> TurnWaiter,
+        mayWait: (_ holder: UInt, _ waiter: TurnWaiter) -> Bool
+    ) -> Enqueued {
+        let holder = Self.holder(of: word)
+        word = Self.asking(word)
+        if holder == me {  // takeFree now, or earlier in this critical section
+            queue.append(Entry(work: work, waiter: nil))
+            return .holding
+        }
+        if isMe(holder) {  // queueReentrant
+            queue.append(Entry(work: work, waiter: nil))
+            return .queued
+        }
+        if let last = queue.last, let owner = last.waiter, owner.identity == me {  // this sender's run goes on
+            queue.append(Entry(work: work, waiter: owner))
+            return .waiting
+        }
+        let waiter = waiter()
+        if mayWait(holder, waiter) {  // wait
+            queue.append(Entry(work: work, waiter: waiter))
+            return .waiting
         }
         queue.append(Entry(work: work, waiter: nil))  // queueCycle
         return .queued
@@ -118,17 +164,26 @@ struct TurnMachine<Work> {
             word = Self.asking(me)
             return .tidy
         }
-        guard let entry = queue.popFirst() else {
+        guard let head = queue.first else {
             word = 0
             return .released
         }
-        let more: UInt = queue.isEmpty ? 0 : 1
-        if let waiter = entry.waiter {  // handOff
-            word = waiter.identity | more
+        if let waiter = head.waiter, waiter.identity != me {  // handOff
+            // A waiter holding its own work leaves the queue now; a forwarder's entry stays
+            // for its waiter to deliver.
+            if head.work == nil { _ = queue.popFirst() }
+            word = queue.isEmpty ? waiter.identity : Self.asking(waiter.identity)
             return .handOff(waiter)
         }
-        word = me | more
-        return .deliver(entry.work!)
+        _ = queue.popFirst()
+        word = queue.isEmpty ? me : Self.asking(me)
+        return .deliver(head.work!)
+    }
+
+    /// Whether `me` owns queued entries (a forwarder's sender that must wait for its hand-off).
+    @inlinable
+    func hasEntries(ownedBy me: UInt) -> Bool {
+        queue.contains { $0.waiter?.identity == me }
     }
 
     /// Drops the ownerless entries (a disposal before any terminal event), keeping those whose

@@ -32,51 +32,97 @@ extension Subscriber {
 }
 
 /// Forwards events to one downstream subscriber in the order they were enqueued, one at a
-/// time, from whichever thread drains.
+/// time, each from the thread that enqueued it.
 ///
-/// Multi-source and timed operators decide what to send under their own lock and
-/// `enqueue` there (it never runs user code), then call `drain()` after unlocking; so the
-/// decision order is the delivery order and no lock is held while user code runs.
-final class SerialForwarder<Value>: @unchecked Sendable {
+/// Multi-source and timed operators decide what to send under their own lock and `enqueue`
+/// there (it never runs user code), then call `drain()` after unlocking; so the decision
+/// order is the delivery order and no lock is held while user code runs. It is an owner of a
+/// delivery turn (`TurnMachine.enqueue`): `drain()` delivers the caller's own events, waiting
+/// for its turn if another thread is delivering, and returns once they are delivered; events
+/// enqueued from inside a downstream callback are delivered by the thread holding the turn.
+/// So no thread is kept delivering other threads' events, and the queue holds at most the
+/// events of the threads waiting on it.
+final class SerialForwarder<Value>: TurnOwner, @unchecked Sendable {
+    // @unchecked: `state` guards the queue; `downstream` is immutable and serializes by itself.
     /// Guarded by `state`.
-    private struct State: @unchecked Sendable {
-        var queue = FIFOQueue<Event<Value>>()
-        var isDraining = false
+    private struct State: @unchecked Sendable {  // events stay inside but for what `look` hands out
+        var machine = TurnMachine<Event<Value>>()
         var isTerminated = false
+        /// Set while the holder runs its `look` loop: a `drain()` from inside a downstream
+        /// callback then leaves its (ownerless) events to that loop.
+        var isLooking = false
     }
 
     private let downstream: any SubscriberProtocol<Value>
+    private let turn = DeliveryTurn()
     private let state = Lock(State())
 
     init(_ downstream: any SubscriberProtocol<Value>) {
         self.downstream = downstream
     }
 
-    /// Queues `event` (events after a terminal one are dropped). Safe to call under a lock.
+    var turnWord: UInt { turn.word.load(ordering: .acquiring) }
+
+    /// Queues `event` (events after a terminal one are dropped). Safe to call under a lock;
+    /// call `drain()` after unlocking.
     func enqueue(_ event: Event<Value>) {
+        let me = TurnIdentity.current
         state.withLock { state in
             if state.isTerminated { return }
             if event.isTerminal { state.isTerminated = true }
-            state.queue.append(event)
+            var word = turn.fence(me)
+            _ = state.machine.enqueue(
+                event, by: me, word: &word, isMe: TurnIdentity.isCurrent, waiter: TurnWaiter.ofCurrentThread,
+                mayWait: { WaitGraph.startWaiting($1, for: self, heldBy: $0) })
+            turn.publish(word)
         }
     }
 
-    /// Delivers everything queued, unless another thread is already doing so.
+    /// Delivers what this thread enqueued, waiting for its turn if another thread delivers;
+    /// returns once it is delivered (or left to the holder, from inside a callback).
     func drain() {
-        let mine = state.withLock { state in
-            if state.isDraining || state.queue.isEmpty { return false }
-            state.isDraining = true
-            return true
-        }
-        guard mine else { return }
+        let me = TurnIdentity.current
         while true {
-            let event: Event<Value>? = state.withLock { state in
-                if let event = state.queue.popFirst() { return event }
-                state.isDraining = false
-                return nil
+            let step: Step = state.withLock { state in
+                if state.machine.hasEntries(ownedBy: me) { return .wait }
+                return turn.holder == me && !state.isLooking ? .look : .done
             }
-            guard let event else { return }
-            downstream.send(event)
+            switch step {
+            case .done:
+                return
+            case .wait:
+                TurnWaiter.ofCurrentThread.wait()
+            case .look:
+                break
+            }
+            look(me)
+        }
+    }
+
+    private enum Step { case done, wait, look }
+
+    /// The holder's loop (`TurnMachine.look`): delivers its own and ownerless events in order,
+    /// then hands the turn on or frees it.
+    private func look(_ me: UInt) {
+        while true {
+            let action = state.withLock { state in
+                var word = turn.word.load(ordering: .acquiring)
+                let action = state.machine.look(by: me, word: &word, needsTidy: false)
+                if case .deliver = action { state.isLooking = true } else { state.isLooking = false }
+                turn.publish(word)
+                return action
+            }
+            switch action {
+            case .deliver(let event):
+                downstream.send(event)
+            case .handOff(let waiter):
+                waiter.handOff()
+                return
+            case .released:
+                return
+            case .tidy:
+                continue
+            }
         }
     }
 

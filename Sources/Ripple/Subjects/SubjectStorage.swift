@@ -182,7 +182,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     func arrive(_ work: Work, _ me: UInt, in state: inout State) -> TurnMachine<Work>.Arrival {
         var word = turn.fence(me)
         let arrival = state.machine.arrive(
-            work, by: me, word: &word, isMe: TurnIdentity.isCurrent,
+            work, by: me, word: &word, isMe: TurnIdentity.isCurrent, waiter: TurnWaiter.ofCurrentThread,
             mayWait: { WaitGraph.startWaiting($1, for: self, heldBy: $0) })
         turn.publish(word)
         return arrival

@@ -1,3 +1,5 @@
+import Synchronization
+
 extension SignalProtocol {
     /// Subscribes to `self` on `scheduler`: the subscribe closure (and whatever it sends
     /// synchronously) runs there (RAC's `subscribeOn:`).
@@ -16,18 +18,35 @@ extension SignalProtocol {
         }
     }
 
-    /// Delivers every event on `scheduler`, in order (RAC's `deliverOn:`).
+    /// Delivers every event on `scheduler`, in order (RAC's `deliverOn:`), through a buffer of
+    /// at most `bufferSize` values.
     ///
     /// Events of one subscription are queued and drained by one scheduled action at a time,
-    /// so they keep their order and never overlap even on `BackgroundScheduler`. Disposing
-    /// drops what is still queued.
+    /// so they keep their order and never overlap even on `BackgroundScheduler`. When the
+    /// upstream sends faster than `scheduler` delivers and `bufferSize` values wait, `overflow`
+    /// decides (see `DeliveryOverflow`): by default the sender waits for room, so memory stays
+    /// bounded and a fast producer is slowed to the scheduler's pace. A terminal event always
+    /// enters the buffer. Disposing drops what is still queued, cancels the scheduled drain and
+    /// wakes waiting senders.
     ///
     ///     source:   -a-b-|
     ///     deliver:  -a-b-|   (each on `scheduler`)
+    ///
+    ///     ticks.deliver(on: ui, bufferSize: 1, whenFull: .dropOldest)   // only the latest waits
+    ///
+    /// - Parameters:
+    ///   - scheduler: Where the events are delivered.
+    ///   - bufferSize: How many values may wait for `scheduler` (at least 1; 1,024 by default).
+    ///   - overflow: What a value that finds the buffer full does (`.wait` by default).
+    /// - Returns: A signal of the same events, delivered on `scheduler`.
+    /// - Precondition: `bufferSize` is at least 1.
     @inlinable
-    public func deliver(on scheduler: any Scheduler) -> Signal<Value> {
-        Signal { downstream in
-            let relay = DeliveryRelay(to: downstream, on: scheduler)
+    public func deliver(
+        on scheduler: any Scheduler, bufferSize: Int = 1024, whenFull overflow: DeliveryOverflow = .wait
+    ) -> Signal<Value> {
+        precondition(bufferSize >= 1, "Ripple: deliver(on:bufferSize:) needs a bufferSize of at least 1, got \(bufferSize)")
+        return Signal { downstream in
+            let relay = DeliveryRelay(to: downstream, on: scheduler, bufferSize: bufferSize, overflow: overflow)
             let upstream = self.subscribe(
                 next: { relay.enqueue(.next($0)) },
                 error: { relay.enqueue(.error($0)) },
@@ -37,66 +56,197 @@ extension SignalProtocol {
     }
 }
 
-/// Queues one subscription's events and drains them on a scheduler, a batch at a time.
+/// What `deliver(on:bufferSize:whenFull:)` does with a value that finds its buffer full.
+public enum DeliveryOverflow: Sendable, Equatable {
+    /// The sender blocks until the scheduler has taken values out (back-pressure; the default).
+    ///
+    /// Where waiting could never end, the value enters the buffer beyond its bound instead: when
+    /// the sender runs on the scheduler itself, when the scheduler does not run actions on its
+    /// own threads (`ImmediateScheduler`, `TestScheduler`, see
+    /// `Scheduler.runsActionsOnItsOwnThreads`), and when the scheduled delivery is itself
+    /// waiting for the sender (a cycle in the wait-for graph, see the `DeliveryTurn` article).
+    case wait
+    /// The oldest waiting value is dropped to make room.
+    case dropOldest
+    /// The new value is dropped.
+    case dropNewest
+    /// The subscription fails with `DeliveryOverflowError`; waiting values are dropped.
+    case fail
+}
+
+/// The error a `deliver(on:bufferSize:whenFull: .fail)` subscription ends with when its buffer overflows.
+public struct DeliveryOverflowError: Error, Equatable, CustomStringConvertible {
+    /// The buffer size that was exceeded.
+    public let bufferSize: Int
+
+    /// An overflow of a buffer of `bufferSize` values.
+    public init(bufferSize: Int) { self.bufferSize = bufferSize }
+
+    public var description: String {
+        "deliver(on:): more than \(bufferSize) values waited for the scheduler"
+    }
+}
+
+/// Queues one subscription's events (at most `bufferSize` values) and drains them on a
+/// scheduler, a batch at a time.
 ///
 /// One drain is scheduled when the queue goes from empty to non-empty; it takes everything
-/// queued in one lock acquisition, delivers it in order, and repeats until the queue is dry.
+/// queued in one lock acquisition, wakes the senders waiting for room, delivers the batch in
+/// order, and repeats until the queue is dry. While it runs, the drain is the relay's turn
+/// holder in the wait-for graph, so a sender waiting for room and a drain whose callback sends
+/// back upstream never wait for each other.
 @usableFromInline
-final class DeliveryRelay<Value>: Disposable, @unchecked Sendable {
+final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {
+    // @unchecked: `state` guards the mutable state; the rest is immutable or atomic.
     /// Guarded by `state`.
     @usableFromInline
-    struct State: @unchecked Sendable {
+    struct State: @unchecked Sendable {  // events stay inside but for the batches handed to the drain
         @usableFromInline var queue = FIFOQueue<Event<Value>>()
-        /// Set while a drain is scheduled or running; cleared when the queue runs dry.
+        /// The values in `queue` (a terminal event does not count).
+        @usableFromInline var values = 0
+        /// The scheduled drain, until it runs out of work; disposed by `dispose()`.
+        @usableFromInline var scheduled: (any Disposable)?
         @usableFromInline var isScheduled = false
         @usableFromInline var isDisposed = false
+        /// Set once a terminal event (or the overflow error) is queued: later events are dropped.
+        @usableFromInline var isTerminated = false
+        /// Senders blocked for room (`.wait`).
+        @usableFromInline var waiters: [TurnWaiter] = []
         @inlinable init() {}
     }
 
     @usableFromInline let downstream: PassthroughSubscriber<Value>
     @usableFromInline let scheduler: any Scheduler
+    @usableFromInline let bufferSize: Int
+    @usableFromInline let overflow: DeliveryOverflow
     @usableFromInline let state = Lock(State())
+    /// The draining thread while a drain runs, else 0 (read by the wait-for graph).
+    @usableFromInline let drainer = Atomic<UInt>(0)
 
     @inlinable
-    init(to downstream: PassthroughSubscriber<Value>, on scheduler: any Scheduler) {
+    init(to downstream: PassthroughSubscriber<Value>, on scheduler: any Scheduler, bufferSize: Int, overflow: DeliveryOverflow) {
         self.downstream = downstream
         self.scheduler = scheduler
+        self.bufferSize = bufferSize
+        self.overflow = overflow
     }
+
+    @usableFromInline var turnWord: UInt { drainer.load(ordering: .acquiring) }
 
     @usableFromInline var isDisposed: Bool { state.withLock { $0.isDisposed } }
 
     @usableFromInline
     func dispose() {
-        let dropped = state.withLock { state in
+        let (dropped, scheduled, waiters) = state.withLock { state in
             state.isDisposed = true
-            return state.queue.removeAll()
+            state.values = 0
+            defer { state.scheduled = nil; state.waiters = [] }
+            return (state.queue.removeAll(), state.scheduled, state.waiters)
         }
-        _ = dropped
+        _ = dropped  // released here, outside the lock
+        scheduled?.dispose()
+        for waiter in waiters { waiter.handOff() }
+    }
+
+    /// What `enqueue` does after unlocking.
+    @usableFromInline
+    enum Step {
+        case done
+        case schedule
+        case wait(TurnWaiter)
     }
 
     @inlinable
     func enqueue(_ event: Event<Value>) {
-        let mustSchedule = state.withLock { state in
-            if state.isDisposed { return false }
-            state.queue.append(event)
-            if state.isScheduled { return false }
-            state.isScheduled = true
-            return true
+        while true {
+            var dropped: Event<Value>?
+            var discarded: ContiguousArray<Event<Value>?> = []
+            let step: Step = state.withLock { state in
+                if state.isDisposed || state.isTerminated {
+                    dropped = event
+                    return .done
+                }
+                if event.isTerminal {
+                    state.isTerminated = true
+                } else if state.values >= bufferSize {
+                    switch overflow {
+                    case .dropNewest:
+                        dropped = event
+                        return .done
+                    case .dropOldest:
+                        dropped = state.queue.popFirst()
+                        state.values -= 1
+                    case .fail:
+                        dropped = event
+                        discarded = state.queue.removeAll()
+                        state.values = 0
+                        state.isTerminated = true
+                        state.queue.append(.error(DeliveryOverflowError(bufferSize: bufferSize)))
+                        return scheduleIfIdle(&state)
+                    case .wait:
+                        if mayWait() {
+                            let waiter = TurnWaiter.ofCurrentThread
+                            if WaitGraph.startWaiting(waiter, for: self, heldBy: drainer.load(ordering: .acquiring)) {
+                                state.waiters.append(waiter)
+                                return .wait(waiter)
+                            }
+                        }
+                    }
+                }
+                if !event.isTerminal { state.values += 1 }
+                state.queue.append(event)
+                return scheduleIfIdle(&state)
+            }
+            _ = (dropped, discarded)  // released here, outside the lock
+            switch step {
+            case .done:
+                return
+            case .schedule:
+                let scheduled = scheduler.schedule { [self] in drain() }
+                let disposeNow = state.withLock { state in
+                    if state.isDisposed { return true }
+                    if state.isScheduled { state.scheduled = scheduled }
+                    return false
+                }
+                if disposeNow { scheduled.dispose() }
+                return
+            case .wait(let waiter):
+                waiter.wait()  // woken when the drain takes values out, or on dispose; then try again
+            }
         }
-        if mustSchedule {
-            scheduler.schedule { [self] in drain() }
-        }
+    }
+
+    /// Whether a sender may block for room: the scheduler runs actions on its own threads and
+    /// the sender is not running on it.
+    @inlinable
+    func mayWait() -> Bool {
+        scheduler.runsActionsOnItsOwnThreads && Schedulers.current !== scheduler
+    }
+
+    @inlinable
+    func scheduleIfIdle(_ state: inout State) -> Step {
+        if state.isScheduled { return .done }
+        state.isScheduled = true
+        return .schedule
     }
 
     @inlinable
     func drain() {
+        drainer.store(TurnIdentity.current, ordering: .releasing)
+        defer { drainer.store(0, ordering: .releasing) }
         while true {
-            let batch: ContiguousArray<Event<Value>?>? = state.withLock { state in
-                if !state.isDisposed, !state.queue.isEmpty { return state.queue.removeAll() }
+            let taken: (ContiguousArray<Event<Value>?>, [TurnWaiter])? = state.withLock { state in
+                if !state.isDisposed, !state.queue.isEmpty {
+                    state.values = 0
+                    defer { state.waiters = [] }
+                    return (state.queue.removeAll(), state.waiters)
+                }
                 state.isScheduled = false
+                state.scheduled = nil
                 return nil
             }
-            guard let batch else { return }
+            guard let (batch, waiters) = taken else { return }
+            for waiter in waiters { waiter.handOff() }  // there is room again
             for case let event? in batch {
                 if downstream.isDisposed { break }
                 downstream.send(event)

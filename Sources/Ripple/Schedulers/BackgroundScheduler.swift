@@ -17,6 +17,9 @@ public final class BackgroundScheduler: Scheduler {
         queue = DispatchQueue.global(qos: qos)
     }
 
+    /// True: actions run on dispatch's threads, whether or not anyone waits.
+    public var runsActionsOnItsOwnThreads: Bool { true }
+
     @discardableResult
     public func schedule(_ action: @escaping @Sendable () -> Void) -> any Disposable {
         queue.schedule(as: self, after: nil, action)

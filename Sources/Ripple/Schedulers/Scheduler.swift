@@ -23,9 +23,18 @@ public protocol Scheduler: AnyObject, Sendable {
     /// The scheduler's clock: the time since a fixed origin. `TestScheduler` answers its
     /// virtual time; the others default to a monotonic clock. Used for ages (`maxAge`).
     var now: Duration { get }
+    /// Whether the scheduler runs actions on threads of its own, without being told to: then a
+    /// thread that is not one of them may block until an action it scheduled has run.
+    /// `deliver(on:)`'s `.wait` overflow policy blocks a sender only on such schedulers.
+    /// `SerialQueueScheduler` and `BackgroundScheduler` do; `ImmediateScheduler` (runs on the
+    /// caller) and `TestScheduler` (runs when advanced) do not. Defaults to `false`.
+    var runsActionsOnItsOwnThreads: Bool { get }
 }
 
 extension Scheduler {
+    /// Defaults to `false`: a sender never blocks waiting for this scheduler to run an action.
+    public var runsActionsOnItsOwnThreads: Bool { false }
+
     /// A monotonic clock shared by the real-time schedulers: time since Ripple first read it.
     public var now: Duration {
         ContinuousClock.now - monotonicOrigin

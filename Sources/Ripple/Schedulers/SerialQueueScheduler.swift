@@ -21,6 +21,9 @@ public final class SerialQueueScheduler: Scheduler {
         self.queue = queue
     }
 
+    /// True: actions run on dispatch's threads, whether or not anyone waits.
+    public var runsActionsOnItsOwnThreads: Bool { true }
+
     @discardableResult
     public func schedule(_ action: @escaping @Sendable () -> Void) -> any Disposable {
         queue.schedule(as: self, after: nil, action)

@@ -11,9 +11,19 @@
 ///     downloader.progress.subscribeNext { print("progress \($0)") }
 ///
 /// Thread-safe. Sends from several threads are delivered one at a time, in the order the
-/// subject accepted them; a send from inside a subscriber's callback is queued and delivered
-/// to every subscriber after the current one, so order holds and nothing deadlocks. A send
-/// that arrives while another thread is delivering returns at once; that thread delivers it.
+/// subject accepted them, and callbacks of one subject never overlap.
+///
+/// When a send returns: a send, completion or subscribe returns once its event (or the new
+/// subscriber's replay) has been delivered to every subscriber, on the calling thread, as
+/// RAC's `sendNext:` does. A thread that finds another one delivering waits its turn (first
+/// come, first served) and then delivers its own event; it never delivers other waiting
+/// threads' events, so a subscribe that meets a flood of sends returns after its own replay,
+/// and a producer faster than the subscribers is slowed to their pace instead of piling up
+/// memory. Two exceptions return at once, leaving the event to the delivering thread: a send
+/// from inside one of this subject's callbacks (re-entrant: it is delivered to every
+/// subscriber after the current callback, so order holds and nothing deadlocks), and a send
+/// whose wait would close a cycle (this thread delivers a subject whose callbacks the other
+/// thread is waiting to send to). See the `DeliveryTurn` article.
 ///
 /// Lifetime: a subject keeps its subscribers until they are disposed or it ends; a
 /// subscriber's closure that captures the subject therefore keeps both alive until then

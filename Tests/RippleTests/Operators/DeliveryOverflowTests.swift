@@ -1,0 +1,142 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Ripple
+import RippleTestSupport
+
+/// `deliver(on:bufferSize:whenFull:)`: the buffer's bound and each overflow policy.
+@Suite(.leakChecked) struct DeliveryOverflowTests {
+    @Test func dropOldestKeepsTheNewestValuesAndTheEnd() {
+        let scheduler = TestScheduler()
+        let recorder = Recorder<Int>()
+        Signal.from(1...10).deliver(on: scheduler, bufferSize: 3, whenFull: .dropOldest).subscribe(recorder)
+        scheduler.run()
+        #expect(recorder.events == [.next(8), .next(9), .next(10), .completed])
+    }
+
+    @Test func dropNewestKeepsTheFirstValuesAndTheEnd() {
+        let scheduler = TestScheduler()
+        let recorder = Recorder<Int>()
+        Signal.from(1...10).deliver(on: scheduler, bufferSize: 3, whenFull: .dropNewest).subscribe(recorder)
+        scheduler.run()
+        #expect(recorder.events == [.next(1), .next(2), .next(3), .completed])
+    }
+
+    @Test func failEndsTheSubscriptionWithTheOverflowErrorAndLetsGoOfUpstream() {
+        let scheduler = TestScheduler()
+        let source = Subject<Int>()
+        let recorder = Recorder<Int>()
+        source.deliver(on: scheduler, bufferSize: 3, whenFull: .fail).subscribe(recorder)
+        for value in 1...4 { source.sendNext(value) }
+        scheduler.run()
+        #expect(recorder.events.count == 1)
+        #expect(recorder.events.first?.error as? DeliveryOverflowError == DeliveryOverflowError(bufferSize: 3))
+        #expect(source.storage.subscriberCount == 0, "the upstream subscription was disposed")
+        source.sendNext(5)
+        scheduler.run()
+        #expect(recorder.events.count == 1, "nothing after the error")
+    }
+
+    @Test func waitNeverBlocksOnASchedulerThatOnlyRunsWhenTold() {
+        let scheduler = TestScheduler()
+        let recorder = Recorder<Int>()
+        Signal.from(1...10).deliver(on: scheduler, bufferSize: 2).subscribe(recorder)  // .wait by default
+        scheduler.run()
+        #expect(recorder.values == Array(1...10))
+        #expect(recorder.isCompleted)
+    }
+
+    @Test func waitSlowsAFastSenderToTheSchedulersPaceWithBoundedMemory() {
+        let scheduler = SerialQueueScheduler(label: "slow")
+        let bufferSize = 8, count = 2_000
+        let sent = Atomic<Int>(0), received = Atomic<Int>(0), mostInFlight = Atomic<Int>(0)
+        let values = Box<[Int]>([])
+        let done = Atomic<Bool>(false)
+        let source = Subject<Int>()
+        source.deliver(on: scheduler, bufferSize: bufferSize).subscribe(next: { value in
+            values.mutate { $0.append(value) }
+            received.add(1, ordering: .relaxed)
+            usleep(20)
+        }, completed: { done.store(true, ordering: .releasing) })
+        for value in 1...count {
+            sent.add(1, ordering: .relaxed)
+            let inFlight = sent.load(ordering: .relaxed) - received.load(ordering: .relaxed)
+            if inFlight > mostInFlight.load(ordering: .relaxed) { mostInFlight.store(inFlight, ordering: .relaxed) }
+            source.sendNext(value)
+        }
+        source.sendCompleted()
+        let ended = waitUntil { done.load(ordering: .acquiring) }
+        #expect(ended)
+        #expect(values.value == Array(1...count))
+        // The buffer holds `bufferSize`, the drain delivers at most one more batch of that size,
+        // and the value being sent: anything beyond would be an unbounded queue.
+        let most = mostInFlight.load(ordering: .relaxed)
+        #expect(most <= 2 * bufferSize + 1)
+    }
+
+    @Test func aSenderRunningOnTheSchedulerItselfDoesNotWaitForItself() {
+        let scheduler = SerialQueueScheduler(label: "self")
+        let recorder = Recorder<Int>()
+        let source = Subject<Int>()
+        let subscription = source.deliver(on: scheduler, bufferSize: 2).subscribe(recorder)
+        scheduler.schedule {
+            for value in 1...100 { source.sendNext(value) }
+            source.sendCompleted()
+        }
+        #expect(waitUntil { recorder.isCompleted }, "a sender on the scheduler waited for its own drain")
+        #expect(recorder.values == Array(1...100))
+        subscription.dispose()
+    }
+
+    @Test func aDrainSendingBackUpstreamWhileTheSenderWaitsForRoomDoesNotDeadlock() {
+        let scheduler = SerialQueueScheduler(label: "echo")
+        let source = Subject<Int>()
+        let received = Box<[Int]>([])
+        let subscription = source.deliver(on: scheduler, bufferSize: 1).subscribeNext { value in
+            received.mutate { $0.append(value) }
+            if value > 0 { source.sendNext(-value) }  // back into the subject the sender is delivering
+        }
+        let finished = Atomic<Bool>(false)
+        let sender = Thread {
+            for value in 1...200 { source.sendNext(value) }
+            finished.store(true, ordering: .releasing)
+        }
+        sender.start()
+        let finishedAll = waitUntil { finished.load(ordering: .acquiring) && received.value.count == 400 }
+        #expect(finishedAll, "deadlocked or lost: \(received.value.count) of 400")
+        let values = received.value
+        #expect(values.filter { $0 > 0 } == Array(1...200))
+        #expect(Set(values.filter { $0 < 0 }) == Set((1...200).map { -$0 }))
+        subscription.dispose()
+    }
+
+    @Test func disposingWakesASenderWaitingForRoom() {
+        let scheduler = SerialQueueScheduler(label: "stuck")
+        let release = DispatchSemaphore(value: 0)
+        let source = Subject<Int>()
+        let subscription = source.deliver(on: scheduler, bufferSize: 1).subscribeNext { value in
+            if value == 1 { release.wait() }  // the drain is stuck in a callback: the buffer stays full
+        }
+        let returned = Atomic<Bool>(false)
+        let sender = Thread {
+            for value in 1...10 { source.sendNext(value) }
+            returned.store(true, ordering: .releasing)
+        }
+        sender.start()
+        usleep(50_000)
+        let returnedEarly = returned.load(ordering: .acquiring)
+        #expect(!returnedEarly, "the sender should be waiting for room")
+        subscription.dispose()
+        let woke = waitUntil { returned.load(ordering: .acquiring) }
+        #expect(woke, "dispose left the sender waiting")
+        release.signal()
+    }
+
+    @Test func aBufferSizeBelowOneStopsWithAMessageNamingIt() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Signal<Int>.never.deliver(on: ImmediateScheduler.shared, bufferSize: 0)
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("needs a bufferSize of at least 1, got 0"))
+    }
+}

@@ -222,6 +222,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
             return
         case .wait(let waiter):
             waiter.wait()
+            _ = turn.holder  // acquire: see what the previous holder wrote (it published with release)
             deliver(event)
         }
         finishTurn(me)

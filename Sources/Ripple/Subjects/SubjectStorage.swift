@@ -199,6 +199,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
             return
         case .wait(let waiter):
             waiter.wait()
+            _ = turn.holder  // acquire: see what the previous holder wrote (it published with release)
         }
         run(work, me)
     }

@@ -1,0 +1,117 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Ripple
+import RippleTestSupport
+
+/// When a send returns, who delivers it, and in what order waiting senders are served.
+@Suite(.leakChecked) struct DeliveryTurnTests {
+    /// Holds the delivery of `-1` inside its callback until `release` is signalled.
+    final class Gate: @unchecked Sendable {
+        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let delivered = Box<[Int]>([])
+        func callback(_ value: Int) {
+            if value == -1 {
+                entered.signal()
+                release.wait()
+            }
+            delivered.mutate { $0.append(value) }
+        }
+    }
+
+    /// Starts a thread that sends `value` and records, when its send returns, what was delivered.
+    func sendOnAThread(_ value: Int, _ send: @escaping @Sendable (Int) -> Void, gate: Gate) -> Box<[Int]?> {
+        let seenOnReturn = Box<[Int]?>(nil)
+        Thread {
+            send(value)
+            seenOnReturn.value = gate.delivered.value
+        }.start()
+        return seenOnReturn
+    }
+
+    @Test(arguments: SubjectKind.allCases)
+    func aSendThatFindsAnotherThreadDeliveringReturnsOnlyOnceItsValueWasDelivered(kind: SubjectKind) {
+        let (signal, input) = kind.make()
+        let gate = Gate()
+        let subscription = signal.subscribeNext { gate.callback($0) }
+        Thread { input.sendNext(-1) }.start()
+        gate.entered.wait()  // that thread now holds the turn, inside a callback
+        let seen = sendOnAThread(1, { input.sendNext($0) }, gate: gate)
+        usleep(20_000)
+        #expect(seen.value == nil, "the send returned before its value was delivered")
+        gate.release.signal()
+        #expect(waitUntil { seen.value != nil })
+        #expect(seen.value?.contains(1) == true, "its value was delivered when the send returned")
+        subscription.dispose()
+    }
+
+    @Test func aSubscriberSendThatFindsAnotherThreadDeliveringReturnsOnlyOnceDelivered() {
+        let gate = Gate()
+        let subscriber = Subscriber<Int>(next: { gate.callback($0) })
+        Thread { subscriber.sendNext(-1) }.start()
+        gate.entered.wait()
+        let seen = sendOnAThread(1, { subscriber.sendNext($0) }, gate: gate)
+        usleep(20_000)
+        #expect(seen.value == nil)
+        gate.release.signal()
+        #expect(waitUntil { seen.value != nil })
+        #expect(seen.value == [-1, 1])
+        subscriber.dispose()
+    }
+
+    @Test func aSendFromInsideACallbackReturnsAtOnceAndIsDeliveredAfterTheCallback() {
+        let subject = Subject<Int>()
+        let log = Box<[String]>([])
+        let subscription = subject.subscribeNext { value in
+            log.mutate { $0.append("begin \(value)") }
+            if value == 1 {
+                subject.sendNext(2)
+                log.mutate { $0.append("sent 2") }
+            }
+            log.mutate { $0.append("end \(value)") }
+        }
+        subject.sendNext(1)
+        #expect(log.value == ["begin 1", "sent 2", "end 1", "begin 2", "end 2"])
+        subscription.dispose()
+    }
+
+    @Test(arguments: SubjectKind.allCases)
+    func waitingSendersAreServedFirstComeFirstServed(kind: SubjectKind) {
+        let (signal, input) = kind.make()
+        let gate = Gate()
+        let subscription = signal.subscribeNext { gate.callback($0) }
+        Thread { input.sendNext(-1) }.start()
+        gate.entered.wait()
+        var seen: [Box<[Int]?>] = []
+        for value in 1...4 {
+            seen.append(sendOnAThread(value, { input.sendNext($0) }, gate: gate))
+            usleep(20_000)  // each sender is queued before the next one starts
+        }
+        gate.release.signal()
+        #expect(waitUntil { seen.allSatisfy { $0.value != nil } })
+        #expect(gate.delivered.value.filter { $0 > 0 } == [1, 2, 3, 4])
+        subscription.dispose()
+    }
+
+    @Test func aSubscribeThatFindsAnotherThreadDeliveringReturnsOnlyOnceItsReplayWasDelivered() {
+        let replay = ReplaySubject<Int>()
+        let gate = Gate()
+        let first = replay.subscribeNext { gate.callback($0) }
+        Thread { replay.sendNext(-1) }.start()
+        gate.entered.wait()
+        let replayed = Box<[Int]>([])
+        let returned = Box<[Int]?>(nil)
+        let second = Box<(any Disposable)?>(nil)
+        Thread {
+            second.value = replay.subscribeNext { value in replayed.mutate { $0.append(value) } }
+            returned.value = replayed.value
+        }.start()
+        usleep(20_000)
+        #expect(returned.value == nil, "subscribe returned before its replay was delivered")
+        gate.release.signal()
+        #expect(waitUntil { returned.value != nil })
+        #expect(returned.value == [-1])
+        first.dispose()
+        second.value?.dispose()
+    }
+}

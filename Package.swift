@@ -9,7 +9,11 @@ let package = Package(
         .executable(name: "ripple-logwatch", targets: ["ripple-logwatch"]),
     ],
     targets: [
-        .target(name: "Ripple", path: "Sources/Ripple", exclude: ["Core/Model"]),  // the Promela models (spin)
+        .target(
+            name: "Ripple", dependencies: ["CRippleThread"], path: "Sources/Ripple",
+            exclude: ["Core/Model"]),  // the Promela models (spin)
+        // One inline C function: the thread pointer, for the delivery turn's uncontended path.
+        .target(name: "CRippleThread", path: "Sources/CRippleThread"),
         .target(name: "RipplePlayground", dependencies: ["Ripple"], path: "Sources/RipplePlayground"),
         .executableTarget(name: "ripple-playground", dependencies: ["RipplePlayground"], path: "Playground"),
         .executableTarget(name: "ripple-logwatch", dependencies: ["Ripple"], path: "Examples/LogWatch"),

@@ -1,3 +1,4 @@
+import CRippleThread
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
@@ -68,11 +69,15 @@ struct DeliveryTurn: ~Copyable, Sendable {
 /// A thread blocked until a delivery turn is handed to it (`TurnMachine.Arrival.wait`).
 ///
 /// One per thread, made on its first contended send and reused: a thread waits for one turn
-/// at a time, and every hand-off to it is matched by exactly one `wait`.
+/// at a time, and every hand-off to it is matched by exactly one `wait`. A waiter spins a
+/// little before it sleeps, since a turn is usually handed over within a callback's time; a
+/// `DispatchSemaphore` alone would put every contended send through a futex sleep and wake.
 @usableFromInline
-final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable; the semaphore is thread-safe
+final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable; `state` is atomic; the semaphore is thread-safe
     @usableFromInline let identity: UInt
-    @usableFromInline let handed = DispatchSemaphore(value: 0)
+    /// 0: waiting (spinning), 1: handed the turn, 2: asleep on `handed`.
+    private let state = Atomic<Int>(0)
+    private let handed = DispatchSemaphore(value: 0)
 
     init(_ identity: UInt) { self.identity = identity }
 
@@ -90,13 +95,24 @@ final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable; the s
     /// Blocks until `handOff`; afterwards the caller holds the turn and leaves the wait-for graph.
     @usableFromInline
     func wait() {
-        handed.wait()
-        WaitGraph.stopWaiting(identity)
+        defer { WaitGraph.stopWaiting(identity) }
+        for round in 0..<64 {
+            if state.compareExchange(expected: 1, desired: 0, ordering: .acquiring).exchanged { return }
+            if round >= 32 { sched_yield() }
+        }
+        if state.compareExchange(expected: 0, desired: 2, ordering: .acquiringAndReleasing).exchanged {
+            handed.wait()
+        }
+        // Consumed: handed (1), or woken from sleep (the hand-off made it 1). Acquire pairs
+        // with the hand-off's release, so the previous holder's writes are visible.
+        _ = state.exchange(0, ordering: .acquiring)
     }
 
     /// `handOff`: wakes the waiter, which now holds the turn.
     @usableFromInline
-    func handOff() { handed.signal() }
+    func handOff() {
+        if state.exchange(1, ordering: .acquiringAndReleasing) == 2 { handed.signal() }
+    }
 }
 
 /// The thread-specific slot holding each thread's `TurnWaiter` (+1, released when the thread exits).
@@ -112,18 +128,15 @@ private let waiterKey: pthread_key_t = {
     return key
 }()
 
-/// Who a thread is, for the delivery turn: its `pthread_self()`, or, on a continuation thread
+/// Who a thread is, for the delivery turn: its thread pointer, or, on a continuation thread
 /// that `StackGuard` started for a deep chain, the thread it continues (which waits for it).
 @usableFromInline
 enum TurnIdentity {
-    /// The calling thread's raw identity: nonzero and even (a `pthread_t` is an aligned address).
+    /// The calling thread's raw identity: nonzero and even (the thread pointer, an aligned
+    /// address; one instruction, where `pthread_self()` is a call on every uncontended send).
     @inlinable
     static var current: UInt {
-        #if os(Linux)
-        return UInt(pthread_self())
-        #else
-        return UInt(bitPattern: pthread_self())
-        #endif
+        UInt(ripple_thread_pointer())
     }
 
     /// Whether `holder` is the calling thread, directly or through a continuation alias.

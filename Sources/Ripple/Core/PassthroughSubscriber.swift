@@ -21,6 +21,8 @@ public final class PassthroughSubscriber<Value>: SubscriberProtocol, Serializing
     /// `inner` when `inner` does not serialize by itself: called directly, not through the existential.
     @usableFromInline let direct: Subscriber<Value>?
     @usableFromInline let disposable: CompoundDisposable
+    /// Whether `direct` is a `Subscriber` wrapped around `inner` (rather than `inner` itself).
+    @usableFromInline let wrapsInner: Bool
     /// Set by the first terminal event, so exactly one is forwarded.
     @usableFromInline let terminated = Atomic<Bool>(false)
 
@@ -31,6 +33,7 @@ public final class PassthroughSubscriber<Value>: SubscriberProtocol, Serializing
         self.inner = inner
         self.direct = direct
         self.disposable = disposable
+        wrapsInner = direct.map { $0 !== inner } ?? false
     }
 
     deinit {
@@ -48,7 +51,7 @@ public final class PassthroughSubscriber<Value>: SubscriberProtocol, Serializing
         if disposable.isDisposed || terminated.load(ordering: .acquiring) { return true }
         if let direct {
             if direct.isDisposed { return true }
-            if direct === inner { return false }
+            if !wrapsInner { return false }
         }
         return inner.isDisposed
     }

@@ -145,14 +145,12 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     @inlinable
     func subscribe(entry: Entry) -> any Disposable {
         let me = TurnIdentity.current
-        var work: Work?
-        let arrival = state.withLock { state in
+        let (arrival, work) = state.withLock { state in
             let terminal = state.terminal
-            let accepted = Work.subscribe(entry, replay: state.history.replay(afterError: terminal?.error != nil), terminal: terminal)
-            work = accepted
-            return arrive(accepted, me, in: &state)
+            let work = Work.subscribe(entry, replay: state.history.replay(afterError: terminal?.error != nil), terminal: terminal)
+            return (arrive(work, me, in: &state), work)
         }
-        proceed(arrival, with: work.unsafelyUnwrapped, me)
+        proceed(arrival, with: work, me)
         return entry
     }
 
@@ -161,18 +159,19 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     @usableFromInline
     func remove(_ entry: Entry) {
         let me = TurnIdentity.current
-        let removed: [Entry] = state.withLock { state in
-            state.removals.append(entry)
-            // Held by another thread, or by this one up the stack: the holder tidies when it looks.
-            guard turn.fence(me) == me else { return [] }
-            // The turn was free (so nothing is queued): tidy up as its holder and give it back.
-            let removed = state.removals
-            state.removals = []
-            for removal in removed { subscribers.remove(removal) }
+        let detachNow = state.withLock { state in
+            guard turn.fence(me) == me else {
+                // Held by another thread, or by this one up the stack: the holder tidies when it looks.
+                state.removals.append(entry)
+                return false
+            }
+            // The turn was free, so nothing is queued and no removal waits: remove it as the
+            // holder and give the turn back.
+            subscribers.remove(entry)
             turn.publish(0)
-            return removed
+            return true
         }
-        for removal in removed { removal.detach() }
+        if detachNow { entry.detach() }
     }
 
     // MARK: The delivery turn

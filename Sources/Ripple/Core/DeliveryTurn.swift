@@ -75,7 +75,7 @@ struct DeliveryTurn: ~Copyable, Sendable {
 @usableFromInline
 final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable; `state` is atomic; the semaphore is thread-safe
     @usableFromInline let identity: UInt
-    /// 0: waiting (spinning), 1: handed the turn, 2: asleep on `handed`.
+    /// 0: waiting (spinning), 1: handed the turn, 2: asleep on `handed`, 3: its entries delivered.
     private let state = Atomic<Int>(0)
     private let handed = DispatchSemaphore(value: 0)
 
@@ -92,27 +92,40 @@ final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable; `stat
         return waiter
     }
 
-    /// Blocks until `handOff`; afterwards the caller holds the turn and leaves the wait-for graph.
+    /// Blocks until the holder delivered this thread's entry for it (`done`: returns false) or
+    /// handed it the turn (`handOff`: returns true; the caller now holds the turn and its entry
+    /// heads the queue). Either way the thread has left the wait-for graph.
     @usableFromInline
-    func wait() {
+    func wait() -> Bool {
         defer { WaitGraph.stopWaiting(identity) }
-        for round in 0..<64 {
-            if state.compareExchange(expected: 1, desired: 0, ordering: .acquiring).exchanged { return }
-            if round >= 32 { sched_yield() }
+        for round in 0..<1_000 {
+            if state.compareExchange(expected: Self.handedTurn, desired: 0, ordering: .acquiring).exchanged { return true }
+            if state.compareExchange(expected: Self.delivered, desired: 0, ordering: .acquiring).exchanged { return false }
+            if round >= 100 { sched_yield() }
         }
-        if state.compareExchange(expected: 0, desired: 2, ordering: .acquiringAndReleasing).exchanged {
+        if state.compareExchange(expected: 0, desired: Self.asleep, ordering: .acquiringAndReleasing).exchanged {
             handed.wait()
         }
-        // Consumed: handed (1), or woken from sleep (the hand-off made it 1). Acquire pairs
-        // with the hand-off's release, so the previous holder's writes are visible.
-        _ = state.exchange(0, ordering: .acquiring)
+        // Consumed: the hand-off or the delivery (which also woke the sleeper). Acquire pairs with
+        // its release, so what the holder wrote is visible.
+        return state.exchange(0, ordering: .acquiring) == Self.handedTurn
     }
 
     /// `handOff`: wakes the waiter, which now holds the turn.
     @usableFromInline
-    func handOff() {
-        if state.exchange(1, ordering: .acquiringAndReleasing) == 2 { handed.signal() }
+    func handOff() { wake(with: Self.handedTurn) }
+
+    /// `combine`: wakes the waiter, whose entries the holder has delivered: its send returns.
+    @usableFromInline
+    func done() { wake(with: Self.delivered) }
+
+    private func wake(with news: Int) {
+        if state.exchange(news, ordering: .acquiringAndReleasing) == Self.asleep { handed.signal() }
     }
+
+    private static var handedTurn: Int { 1 }
+    private static var asleep: Int { 2 }
+    private static var delivered: Int { 3 }
 }
 
 /// The thread-specific slot holding each thread's `TurnWaiter` (+1, released when the thread exits).

@@ -218,31 +218,38 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
         switch arrival {
         case .deliver:
             deliver(event)
+            finishTurn(me)
         case .queued:
             return
         case .wait(let waiter):
-            waiter.wait()
-            _ = turn.holder  // acquire: see what the previous holder wrote (it published with release)
-            deliver(event)
+            // Delivered for this thread, or handed the turn with its entry at the queue's head.
+            if waiter.wait() { look(me) }
         }
-        finishTurn(me)
     }
 
-    /// The holder's slow path (`TurnMachine.look`): delivers queued ownerless events in order,
-    /// releases the closures once disposed, then hands the turn on or frees it.
+    /// The holder's slow path (`TurnMachine.look`): delivers queued events in order — ownerless
+    /// ones, its own, and up to `TurnMachine.combiningBudget` for waiting threads — releases the
+    /// closures once disposed, then hands the turn on or frees it.
     @usableFromInline
     func look(_ me: UInt) {
+        var combined = 0
         while true {
             let action = state.withLock { state in
                 var word = turn.word.load(ordering: .acquiring)
                 let disposedOnly = status.load(ordering: .acquiring) == Self.disposedBit
-                let action = state.machine.look(by: me, word: &word, needsTidy: disposedOnly && callbacks != nil)
+                let action = state.machine.look(
+                    by: me, word: &word, needsTidy: disposedOnly && callbacks != nil, combined: combined)
                 turn.publish(word)
                 return action
             }
             switch action {
             case .deliver(let event):
                 deliver(event)
+                if turn.releaseUnasked(me) { return }
+            case .deliverFor(let waiter, let event, let last):
+                deliver(event)
+                combined += 1
+                if last { waiter.done() }
                 if turn.releaseUnasked(me) { return }
             case .tidy:
                 releaseCallbacks()

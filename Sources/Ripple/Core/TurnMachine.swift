@@ -15,19 +15,21 @@
 /// Invariants, whenever the owner's lock is free:
 /// 1. `word == 0` ⇒ `queue` is empty.
 /// 2. `queue` is not empty ⇒ the look flag is set.
-/// 3. An entry with a waiter is delivered by that waiter's thread, which is blocked (or about
-///    to block) until the turn is handed to it; ownerless entries are delivered by the holder.
+/// 3. An entry with a waiter belongs to a thread that is blocked (or about to block) until the
+///    entry is delivered: by the holder for it (`combine`, at most `combiningBudget` per turn),
+///    or by that thread once the turn is handed to it with the entry at the head of the queue.
+///    Ownerless entries are delivered by the holder.
 @usableFromInline
 struct TurnMachine<Work> {
     /// One accepted piece of work waiting for the turn.
     @usableFromInline
     struct Entry {
-        /// The work, for ownerless entries; nil when the waiter holds its own work.
-        @usableFromInline var work: Work?
-        /// The thread that will deliver this entry itself, or nil: the holder delivers it.
+        @usableFromInline var work: Work
+        /// The thread blocked until this entry is delivered, or nil: ownerless, the holder
+        /// delivers it (a re-entrant send, or one that would have closed a cycle).
         @usableFromInline var waiter: TurnWaiter?
 
-        @inlinable init(work: Work?, waiter: TurnWaiter?) {
+        @inlinable init(work: Work, waiter: TurnWaiter?) {
             self.work = work
             self.waiter = waiter
         }
@@ -40,22 +42,31 @@ struct TurnMachine<Work> {
         case deliver
         /// `queueReentrant` / `queueCycle`: the holder will deliver it; return at once.
         case queued
-        /// `wait`: block on the waiter until handed the turn, then deliver as the holder.
+        /// `wait`: block on the waiter until the holder delivered the entry for it (`combine`) or
+        /// handed it the turn (`handOff`: then `look`, which delivers its entry first).
         case wait(TurnWaiter)
     }
 
     /// What the holder does after `look`.
     @usableFromInline
     enum Look {
-        /// Keep the turn and deliver this ownerless entry, then look again.
+        /// Keep the turn and deliver this entry: ownerless, or the holder's own.
         case deliver(Work)
+        /// `combine`: keep the turn, deliver a waiting thread's entry for it, then wake it with
+        /// `done` when `last` (it has no other entry queued): its send has returned.
+        case deliverFor(TurnWaiter, Work, last: Bool)
         /// Keep the turn and tidy up (the owner's own reasons: removals, a disposal), then look again.
         case tidy
-        /// `handOff`: the turn now belongs to this waiter; wake it. The holder's turn is over.
+        /// `handOff`: the turn now belongs to this waiter, whose entry heads the queue; wake it.
+        /// The holder's turn is over.
         case handOff(TurnWaiter)
         /// The queue is empty: the turn is free.
         case released
     }
+
+    /// How many waiting threads' entries a holder delivers for them (`combine`) before it hands
+    /// the turn on: the bound on the work a send or subscribe does that is not its own.
+    @inlinable static var combiningBudget: Int { 16 }
 
     /// Accepted entries in order; bounded by the threads blocked on it plus the ownerless
     /// entries running callbacks sent.
@@ -99,7 +110,7 @@ struct TurnMachine<Work> {
         }
         let waiter = waiter()
         if mayWait(holder, waiter) {  // wait
-            queue.append(Entry(work: nil, waiter: waiter))
+            queue.append(Entry(work: work, waiter: waiter))
             return .wait(waiter)
         }
         queue.append(Entry(work: work, waiter: nil))  // queueCycle
@@ -154,12 +165,18 @@ struct TurnMachine<Work> {
     /// The holder's look, under the owner's lock, when it could not give the turn up
     /// lock-free (`releaseUnasked` failed: the look flag was set).
     ///
+    /// Entries are taken in order: ownerless ones and the holder's own are delivered by it; a
+    /// waiting thread's entry is delivered for it while `combined` (the count this holder has
+    /// delivered for others in this turn) is below `combiningBudget`, else the turn is handed
+    /// to that thread.
+    ///
     /// - Parameters:
     ///   - me: The holder's identity.
     ///   - word: The word (`me`, possibly with the look flag); left as what to publish.
     ///   - needsTidy: Whether the owner has something of its own to tidy first.
+    ///   - combined: How many entries this holder has delivered for waiting threads so far.
     @inlinable
-    mutating func look(by me: UInt, word: inout UInt, needsTidy: Bool) -> Look {
+    mutating func look(by me: UInt, word: inout UInt, needsTidy: Bool, combined: Int = Int.max) -> Look {
         if needsTidy {
             word = Self.asking(me)
             return .tidy
@@ -168,16 +185,18 @@ struct TurnMachine<Work> {
             word = 0
             return .released
         }
-        if let waiter = head.waiter, waiter.identity != me {  // handOff
-            // A waiter holding its own work leaves the queue now; a forwarder's entry stays
-            // for its waiter to deliver.
-            if head.work == nil { _ = queue.popFirst() }
-            word = queue.isEmpty ? waiter.identity : Self.asking(waiter.identity)
-            return .handOff(waiter)
+        if let waiter = head.waiter, waiter.identity != me {
+            if combined >= Self.combiningBudget {  // handOff: the entry stays for its thread
+                word = Self.asking(waiter.identity)
+                return .handOff(waiter)
+            }
+            _ = queue.popFirst()  // combine
+            word = queue.isEmpty ? me : Self.asking(me)
+            return .deliverFor(waiter, head.work, last: !hasEntries(ownedBy: waiter.identity))
         }
         _ = queue.popFirst()
         word = queue.isEmpty ? me : Self.asking(me)
-        return .deliver(head.work!)
+        return .deliver(head.work)
     }
 
     /// Whether `me` owns queued entries (a forwarder's sender that must wait for its hand-off).
@@ -195,7 +214,7 @@ struct TurnMachine<Work> {
         var dropped: [Work] = []
         var kept = FIFOQueue<Entry>()
         while let entry = queue.popFirst() {
-            if entry.waiter == nil, let work = entry.work { dropped.append(work) } else { kept.append(entry) }
+            if entry.waiter == nil { dropped.append(entry.work) } else { kept.append(entry) }
         }
         queue = kept
         return dropped

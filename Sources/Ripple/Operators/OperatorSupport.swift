@@ -91,7 +91,8 @@ final class SerialForwarder<Value>: TurnOwner, @unchecked Sendable {
             case .done:
                 return
             case .wait:
-                TurnWaiter.ofCurrentThread.wait()
+                // Delivered for this thread (then look again: nothing of it is left), or handed the turn.
+                if !TurnWaiter.ofCurrentThread.wait() { continue }
             case .look:
                 break
             }
@@ -102,19 +103,27 @@ final class SerialForwarder<Value>: TurnOwner, @unchecked Sendable {
     private enum Step { case done, wait, look }
 
     /// The holder's loop (`TurnMachine.look`): delivers its own and ownerless events in order,
-    /// then hands the turn on or frees it.
+    /// and up to `TurnMachine.combiningBudget` for waiting threads, then hands the turn on or frees it.
     private func look(_ me: UInt) {
+        var combined = 0
         while true {
             let action = state.withLock { state in
                 var word = turn.word.load(ordering: .acquiring)
-                let action = state.machine.look(by: me, word: &word, needsTidy: false)
-                if case .deliver = action { state.isLooking = true } else { state.isLooking = false }
+                let action = state.machine.look(by: me, word: &word, needsTidy: false, combined: combined)
+                switch action {
+                case .deliver, .deliverFor: state.isLooking = true
+                default: state.isLooking = false
+                }
                 turn.publish(word)
                 return action
             }
             switch action {
             case .deliver(let event):
                 downstream.send(event)
+            case .deliverFor(let waiter, let event, let last):
+                downstream.send(event)
+                combined += 1
+                if last { waiter.done() }
             case .handOff(let waiter):
                 waiter.handOff()
                 return

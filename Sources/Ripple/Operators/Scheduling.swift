@@ -211,7 +211,7 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {
                 if disposeNow { scheduled.dispose() }
                 return
             case .wait(let waiter):
-                waiter.wait()  // woken when the drain takes values out, or on dispose; then try again
+                _ = waiter.wait()  // woken when the drain takes values out, or on dispose; then try again
             }
         }
     }

@@ -188,19 +188,18 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     }
 
     /// After `arrive`: delivers `work` as the holder (at once, or once handed the turn), or
-    /// returns when it was queued for the holder.
+    /// returns when it was queued for the holder or the holder delivered it for this thread.
     @inlinable
     func proceed(_ arrival: TurnMachine<Work>.Arrival, with work: Work, _ me: UInt) {
         switch arrival {
         case .deliver:
-            break
+            run(work, me)
         case .queued:
             return
         case .wait(let waiter):
-            waiter.wait()
-            _ = turn.holder  // acquire: see what the previous holder wrote (it published with release)
+            // Delivered for this thread, or handed the turn with its entry at the queue's head.
+            if waiter.wait() { look(me) }
         }
-        run(work, me)
     }
 
     /// Performs `work` as the holder, then gives the turn up or looks.
@@ -220,14 +219,17 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     }
 
     /// The holder's slow path (`TurnMachine.look`): removes disposed subscriptions, delivers
-    /// queued ownerless work in order, then hands the turn on or frees it.
+    /// queued work in order — ownerless, its own, and up to `TurnMachine.combiningBudget` for
+    /// waiting threads — then hands the turn on or frees it.
     @usableFromInline
     func look(_ me: UInt) {
+        var combined = 0
         while true {
             var removed: [Entry] = []
             let action = state.withLock { state in
                 var word = turn.word.load(ordering: .acquiring)
-                let action = state.machine.look(by: me, word: &word, needsTidy: !state.removals.isEmpty)
+                let action = state.machine.look(
+                    by: me, word: &word, needsTidy: !state.removals.isEmpty, combined: combined)
                 if case .tidy = action { swap(&removed, &state.removals) }
                 turn.publish(word)
                 return action
@@ -241,6 +243,11 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
                 }
             case .deliver(let work):
                 if perform(work) { endStream() }
+                if turn.releaseUnasked(me) { return }
+            case .deliverFor(let waiter, let work, let last):
+                if perform(work) { endStream() }
+                combined += 1
+                if last { waiter.done() }
                 if turn.releaseUnasked(me) { return }
             case .handOff(let waiter):
                 waiter.handOff()

@@ -34,7 +34,7 @@ import RippleTestSupport
         guard case .wait(let waiter) = arrive(&machine, "a", by: me, word: &word) else { Issue.record("not waiting"); return }
         #expect(waiter.identity == me)
         #expect(word == holder | 1)
-        #expect(machine.queue.first?.waiter === waiter && machine.queue.first?.work == nil, "the waiter keeps its work")
+        #expect(machine.queue.first?.waiter === waiter && machine.queue.first?.work == "a")
     }
 
     @Test func aSenderWhoseWaitWouldCloseACycleQueuesOwnerless() {
@@ -43,20 +43,42 @@ import RippleTestSupport
         #expect(machine.queue.first?.waiter == nil && machine.queue.first?.work == "a")
     }
 
-    @Test func theHolderDeliversOwnerlessEntriesThenHandsTheTurnToTheFirstWaiter() {
+    @Test func theHolderDeliversOwnerlessEntriesThenHandsTheTurnToTheFirstWaiterOnceItsBudgetIsSpent() {
         var machine = Machine(), word = holder
         _ = arrive(&machine, "r1", by: holder, word: &word, reentrant: true)
         _ = arrive(&machine, "w", by: me, word: &word)
         _ = arrive(&machine, "r2", by: holder, word: &word, reentrant: true)
-        guard case .deliver("r1") = machine.look(by: holder, word: &word, needsTidy: false) else { Issue.record("r1"); return }
+        let spent = Machine.combiningBudget
+        guard case .deliver("r1") = machine.look(by: holder, word: &word, needsTidy: false, combined: spent) else { Issue.record("r1"); return }
         #expect(word == holder | 1, "more is queued: the next release goes through look")
-        guard case .handOff(let waiter) = machine.look(by: holder, word: &word, needsTidy: false) else { Issue.record("hand-off"); return }
+        guard case .handOff(let waiter) = machine.look(by: holder, word: &word, needsTidy: false, combined: spent) else { Issue.record("hand-off"); return }
         #expect(waiter.identity == me)
-        #expect(word == me | 1, "the turn is the waiter's, and r2 is still queued")
-        guard case .deliver("r2") = machine.look(by: me, word: &word, needsTidy: false) else { Issue.record("r2"); return }
+        #expect(word == me | 1, "the turn is the waiter's, its entry still heads the queue")
+        guard case .deliver("w") = machine.look(by: me, word: &word, needsTidy: false),
+              case .deliver("r2") = machine.look(by: me, word: &word, needsTidy: false) else { Issue.record("w, r2"); return }
         #expect(word == me)
         guard case .released = machine.look(by: me, word: &word, needsTidy: false) else { Issue.record("released"); return }
         #expect(word == 0)
+    }
+
+    @Test func withBudgetLeftTheHolderDeliversAWaitersEntryForItAndTellsWhenItWasItsLast() {
+        var machine = Machine(), word = holder
+        _ = arrive(&machine, "w1", by: me, word: &word)
+        guard case .deliverFor(let waiter, "w1", last: true) = machine.look(by: holder, word: &word, needsTidy: false, combined: 0) else {
+            Issue.record("not combined"); return
+        }
+        #expect(waiter.identity == me)
+        #expect(word == holder, "the holder keeps the turn; nothing more is queued")
+    }
+
+    @Test func aHolderDeliversAtMostItsBudgetForOthersThenHandsOn() {
+        var machine = Machine(), word = holder
+        let threads = (0..<(Machine.combiningBudget + 2)).map { UInt(0x1000 + $0 * 0x10) }
+        for thread in threads { _ = arrive(&machine, "v\(thread)", by: thread, word: &word) }
+        var combined = 0
+        while case .deliverFor = machine.look(by: holder, word: &word, needsTidy: false, combined: combined) { combined += 1 }
+        #expect(combined == Machine.combiningBudget)
+        #expect(word == threads[Machine.combiningBudget] | 1, "the next waiter got the turn")
     }
 
     @Test func tidyingComesBeforeAnyDeliveryAndKeepsTheTurn() {
@@ -72,6 +94,7 @@ import RippleTestSupport
         #expect(machine.dropOwnerless() == ["r"])
         guard case .handOff(let waiter) = machine.look(by: holder, word: &word, needsTidy: false) else { Issue.record("hand-off"); return }
         #expect(waiter.identity == me)
+        guard case .deliver("w") = machine.look(by: me, word: &word, needsTidy: false) else { Issue.record("w"); return }
     }
 
     @Test func aForwarderSenderDeliversItsOwnConsecutiveEntriesInOneTurn() {
@@ -92,18 +115,21 @@ import RippleTestSupport
 
     /// A sequential simulation of threads driving one owner through the transitions, in a random
     /// interleaving per seed: every event is delivered exactly once, each sender's events in its
-    /// order, deliveries never overlap, the queue stays bounded, and every thread finishes.
+    /// order, deliveries never overlap, the queue stays bounded, a holder delivers at most its
+    /// budget for others, and every thread finishes.
     @Test(arguments: 0..<200)
     func randomInterleavingsDeliverEverythingOnceInOrderWithBoundedQueues(seed: Int) {
         var random = SeededGenerator(seed: UInt64(seed))
         let threads = 4, perThread = 5
-        enum Phase { case idle, holding(String), waiting(String) }
+        /// `holding(nil)`: handed the turn, about to look.
+        enum Phase { case idle, holding(String?), waiting }
         var phase = [Phase](repeating: .idle, count: threads)
         var sent = [Int](repeating: 0, count: threads)
         var machine = Machine(), word: UInt = 0
         var delivered: [String] = [], reentrantSent = 0, maxQueue = 0
         func id(_ t: Int) -> UInt { UInt(t + 1) << 4 }
         var waiters: [UInt: Int] = [:]
+        var combined = [Int](repeating: 0, count: threads)
         var steps = 0
         while phase.indices.contains(where: { if case .idle = phase[$0] { return sent[$0] < perThread } else { return true } }) {
             steps += 1
@@ -113,34 +139,48 @@ import RippleTestSupport
             case .idle where sent[t] < perThread:
                 let work = "\(t).\(sent[t])"
                 sent[t] += 1
+                combined[t] = 0
                 if word == 0 { word = id(t); phase[t] = .holding(work); continue }  // takeFree
                 switch arrive(&machine, work, by: id(t), word: &word) {
                 case .deliver: phase[t] = .holding(work)
                 case .queued: Issue.record("seed \(seed): a plain sender was queued")
-                case .wait(let waiter): waiters[waiter.identity] = t; phase[t] = .waiting(work)
+                case .wait(let waiter): waiters[waiter.identity] = t; phase[t] = .waiting
                 }
             case .holding(let work):
-                delivered.append(work)
-                if Bool.random(using: &random), reentrantSent < 6 {  // the callback sends re-entrantly
-                    reentrantSent += 1
-                    _ = arrive(&machine, "r\(reentrantSent)", by: id(t), word: &word, reentrant: true)
+                if let work {
+                    delivered.append(work)
+                    if Bool.random(using: &random), reentrantSent < 6 {  // the callback sends re-entrantly
+                        reentrantSent += 1
+                        _ = arrive(&machine, "r\(reentrantSent)", by: id(t), word: &word, reentrant: true)
+                    }
                 }
                 maxQueue = max(maxQueue, machine.queue.count)
-                if word == id(t) { word = 0; phase[t] = .idle; continue }  // releaseUnasked
-                var next: String?
+                if work != nil, word == id(t) { word = 0; phase[t] = .idle; continue }  // releaseUnasked
+                var next: Phase = .idle
                 lookLoop: while true {
-                    switch machine.look(by: id(t), word: &word, needsTidy: false) {
-                    case .deliver(let queued): next = queued; break lookLoop
+                    switch machine.look(by: id(t), word: &word, needsTidy: false, combined: combined[t]) {
+                    case .deliver(let queued): next = .holding(queued); break lookLoop
+                    case .deliverFor(let waiter, let queued, let last):
+                        delivered.append(queued)
+                        combined[t] += 1
+                        #expect(combined[t] <= Machine.combiningBudget, "seed \(seed): unbounded work for others")
+                        #expect(last, "seed \(seed): one entry per waiting sender")
+                        let w = waiters.removeValue(forKey: waiter.identity)!
+                        guard case .waiting = phase[w] else { Issue.record("seed \(seed): delivered for a non-waiter"); return }
+                        phase[w] = .idle
+                        if word == id(t) { word = 0; break lookLoop }  // releaseUnasked
                     case .handOff(let waiter):
                         let w = waiters.removeValue(forKey: waiter.identity)!
-                        guard case .waiting(let own) = phase[w] else { Issue.record("seed \(seed): handed to a non-waiter"); return }
-                        phase[w] = .holding(own)
+                        guard case .waiting = phase[w] else { Issue.record("seed \(seed): handed to a non-waiter"); return }
+                        phase[w] = .holding(nil)  // it looks: its own entry heads the queue
+                        combined[w] = 0
                         break lookLoop
                     case .released: break lookLoop
                     case .tidy: continue
                     }
                 }
-                phase[t] = next.map { .holding($0) } ?? .idle
+                phase[t] = next
+                if case .idle = next { combined[t] = 0 }
                 #expect(word != 0 || machine.queue.isEmpty, "seed \(seed): a free turn with queued work")
             default:
                 continue

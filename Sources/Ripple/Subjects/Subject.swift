@@ -14,12 +14,13 @@
 /// subject accepted them, and callbacks of one subject never overlap.
 ///
 /// When a send returns: a send, completion or subscribe returns once its event (or the new
-/// subscriber's replay) has been delivered to every subscriber, on the calling thread, as
-/// RAC's `sendNext:` does. A thread that finds another one delivering waits its turn (first
-/// come, first served) and then delivers its own event; it never delivers other waiting
-/// threads' events, so a subscribe that meets a flood of sends returns after its own replay,
-/// and a producer faster than the subscribers is slowed to their pace instead of piling up
-/// memory. Two exceptions return at once, leaving the event to the delivering thread: a send
+/// subscriber's replay) has been delivered to every subscriber, as RAC's `sendNext:` does. A
+/// thread that finds another one delivering waits its turn, first come first served: the
+/// delivering thread delivers up to 16 waiting threads' events for them, then hands the turn
+/// to the next waiting thread, which delivers its own. So no send or subscribe does more than
+/// a bounded amount of other threads' work — a subscribe that meets a flood of sends returns
+/// after its replay — and a producer faster than the subscribers is slowed to their pace
+/// instead of piling up memory. Two exceptions return at once, leaving the event to the delivering thread: a send
 /// from inside one of this subject's callbacks (re-entrant: it is delivered to every
 /// subscriber after the current callback, so order holds and nothing deadlocks), and a send
 /// whose wait would close a cycle (this thread delivers a subject whose callbacks the other

@@ -39,7 +39,11 @@ byte holder[NO];      /* 0 free, else the holder's thread */
 bool look[NO];
 chan queue[NO] = [QCAP] of { byte, byte };   /* event, waiting thread (0 = ownerless) */
 byte waitsFor[NT];    /* owner + 1, or 0 */
-bool handed[NT];      /* the waiter's semaphore */
+bool handed[NT];      /* the waiter's semaphore: handed the turn */
+bool done[NT];        /* the waiter's semaphore: its entry was delivered for it (combine) */
+#ifndef BUDGET
+#define BUDGET 1      /* TurnMachine.combiningBudget (16 in Swift; 0 and 1 are the cases that differ) */
+#endif
 byte inCallback[NO];  /* callbacks running on the owner now: at most 1 */
 
 /* Subscriber state (owner 0 in SUBSCRIBER) */
@@ -58,6 +62,8 @@ bool joined; byte joinerGot[8]; byte joinerCount;
 bool returned;        /* FLOOD: the single send returned */
 
 #define holderIs(o, t) (holder[o] == t)
+#define JOINWORK 9    /* JOIN: the subscribe of the joiner (its replay) */
+byte replayLength;        /* JOIN: history length when the subscribe entered */
 
 #ifdef SUBSCRIBER
 #define SUBSCRIBER_OWNER 1
@@ -66,14 +72,19 @@ bool returned;        /* FLOOD: the single send returned */
 #endif
 
 /* Locals of the inlines, declared once per proctype (Promela hoists inline declarations). */
-#define LOCALS byte result, cyc, x, steps, next, le, lw, old, e2, w2, n, i; bool accepted, took
+#define LOCALS byte result, cyc, x, steps, next, le, lw, old, e2, w2, n, i, combined; bool accepted, took
 
 /* Records that event e enters owner o's turn now (under the lock or with the take). */
 inline enter(o, e) {
   if
   :: o == 0 && e != NONE -> entries++; entryOf[e] = entries
   :: else -> skip
-  fi
+  fi;
+#ifdef JOIN
+  /* a subject records a value, or snapshots a subscriber's replay, when the event enters */
+  if :: e == JOINWORK -> replayLength = historyCount :: else -> history[historyCount] = e; historyCount++ fi
+#endif
+  skip
 }
 
 /* cycle = whether thread t waiting for a turn held by h would close a cycle in the wait-for graph. */
@@ -169,6 +180,9 @@ inline relayEnqueue(e, t) {
 
 /* Subscriber.deliver: the closures may have been released. */
 inline deliver(o, e, t) {
+#ifdef JOIN
+  perform(e)
+#else
   if
   :: o == 0 && SUBSCRIBER_OWNER ->
        if
@@ -180,30 +194,39 @@ inline deliver(o, e, t) {
        fi
   :: else -> callback(o, e, t); if :: o == 0 -> relayEnqueue(e, t) :: else -> skip fi
   fi
+#endif
 }
 
-/* The holder's release: releaseUnasked, else look until released or handed off. */
+/* The holder's release: releaseUnasked, else look until released or handed off. Entries are
+   taken in order: ownerless ones and the holder's own are delivered by it; a waiting thread's is
+   delivered for it (combine) while the holder has delivered fewer than BUDGET for others in this
+   turn, else the turn is handed to that thread, whose entry stays at the head (handOff). */
 inline finishTurn(o, t) {
+  combined = 0;
   do
   :: atomic { !look[o] -> holder[o] = 0 }; break            /* releaseUnasked */
   :: atomic { look[o] ->                                     /* look, under the lock */
+       lw = NONE;
        if
        :: SUBSCRIBER_OWNER && o == 0 && status == 2 && alive ->
-            alive = 0; le = NONE; lw = NONE                 /* tidy: disposed, release the closures */
+            alive = 0; le = NONE                             /* tidy: disposed, release the closures */
        :: else ->
             if
-            :: empty(queue[o]) -> holder[o] = 0; look[o] = 0; le = NONE; lw = NONE
+            :: empty(queue[o]) -> holder[o] = 0; look[o] = 0; le = NONE
             :: nempty(queue[o]) ->
-                 queue[o]?le,lw;
-                 look[o] = nempty(queue[o]);
+                 queue[o]?<le,lw>;                           /* peek at the head */
                  if
-                 :: lw == NONE -> skip                       /* deliver: ownerless */
-                 :: lw != NONE -> holder[o] = lw; handed[lw] = 1; le = NONE   /* handOff */
+                 :: lw == NONE || lw == t -> queue[o]?le,lw; look[o] = nempty(queue[o]); lw = NONE   /* deliver */
+                 :: lw != NONE && lw != t && combined < BUDGET ->
+                      queue[o]?le,lw; look[o] = nempty(queue[o])                               /* combine */
+                 :: lw != NONE && lw != t && combined >= BUDGET ->
+                      holder[o] = lw; look[o] = 1; handed[lw] = 1; le = NONE; lw = NONE        /* handOff */
                  fi
             fi
        fi }
      if
-     :: le != NONE -> deliver(o, le, t); le = NONE           /* then look again */
+     :: le != NONE && lw == NONE -> deliver(o, le, t); le = NONE      /* then look again */
+     :: le != NONE && lw != NONE -> deliver(o, le, t); le = NONE; combined++; done[lw] = 1; lw = NONE
      :: le == NONE && holder[o] != t -> break                /* released or handed off */
      :: le == NONE && holder[o] == t -> skip                 /* tidied: look again */
      fi
@@ -231,9 +254,13 @@ inline send(o, e, t) {
   fi;
   if
   :: result == 1 -> deliver(o, e, t); finishTurn(o, t)
-  :: result == 2 -> atomic { handed[t] -> handed[t] = 0; waitsFor[t] = 0 };
-                    assert(holder[o] == t);
-                    deliver(o, e, t); finishTurn(o, t)
+  :: result == 2 ->
+       if
+       :: atomic { done[t] -> done[t] = 0; waitsFor[t] = 0 }          /* delivered for it */
+       :: atomic { handed[t] -> handed[t] = 0; waitsFor[t] = 0 };     /* handed the turn: its */
+          assert(holder[o] == t && look[o]);                          /* entry heads the queue */
+          finishTurn(o, t)
+       fi
   :: result == 0 -> skip
   fi
 }
@@ -346,62 +373,30 @@ init {
 
 /* ---------------------------------------------------------------- JOIN */
 #ifdef JOIN
-/* Owner 0 is a ReplaySubject with one subscriber; thread 1 sends values 1..3, thread 2 subscribes.
-   A send records the value in the history when it enters; a subscribe snapshots the history when
-   it enters, and its work (join, then replay) runs when its turn comes. The joiner must get every
-   value exactly once, in order: the replay, then live values. */
-#define JOINWORK 9
-byte snapshot;        /* history length at the subscribe's entry */
+/* Owner 0 is a ReplaySubject with one subscriber; thread 1 sends values 1..3, thread 2 subscribes
+   (event JOINWORK). A value enters the history, and the subscribe snapshots it, when the event
+   enters the turn (`enter`); the subscribe's work — join, then replay — runs when delivered,
+   by the joiner or by a holder combining it. The joiner must get every value exactly once, in
+   order: the replay, then live values. */
 inline perform(e) {
   if
   :: e == JOINWORK ->
        i = 0;
        joined = 1;
-       do :: i < snapshot -> joinerGot[joinerCount] = history[i]; joinerCount++; i++ :: else -> break od
+       do :: i < replayLength -> joinerGot[joinerCount] = history[i]; joinerCount++; i++ :: else -> break od
   :: else ->
        callback(0, e, 0);
        if :: joined -> joinerGot[joinerCount] = e; joinerCount++ :: else -> skip fi
   fi
 }
-inline subjectSend(e, t) {
-  if
-  :: atomic { holder[0] == 0 -> holder[0] = t; history[historyCount] = e; historyCount++; result = 1 }
-  :: atomic { holder[0] != 0 -> look[0] = 1; assert(len(queue[0]) < QCAP);
-                history[historyCount] = e; historyCount++;
-                waitsFor[t] = 1; queue[0]!e,t; result = 2 }
-  fi;
-  if :: result == 2 -> atomic { handed[t] -> handed[t] = 0; waitsFor[t] = 0 } :: else -> skip fi;
-  perform(e);
-  joinFinish(t)
-}
-inline subscribe(t) {
-  if
-  :: atomic { holder[0] == 0 -> holder[0] = t; snapshot = historyCount; result = 1 }
-  :: atomic { holder[0] != 0 -> look[0] = 1; snapshot = historyCount; waitsFor[t] = 1; queue[0]!JOINWORK,t; result = 2 }
-  fi;
-  if :: result == 2 -> atomic { handed[t] -> handed[t] = 0; waitsFor[t] = 0 } :: else -> skip fi;
-  perform(JOINWORK);
-  joinFinish(t)
-}
-inline joinFinish(t) {
-  do
-  :: atomic { !look[0] -> holder[0] = 0 }; break
-  :: atomic { look[0] ->
-       if
-       :: empty(queue[0]) -> holder[0] = 0; look[0] = 0; lw = NONE
-       :: nempty(queue[0]) -> queue[0]?le,lw; look[0] = nempty(queue[0]); holder[0] = lw; handed[lw] = 1
-       fi }
-     break
-  od
-}
 proctype Sender() {
   LOCALS;
-  subjectSend(1, 1); subjectSend(2, 1); subjectSend(3, 1);
+  send(0, 1, 1); send(0, 2, 1); send(0, 3, 1);
   atomic { finished++ }
 }
 proctype Joiner() {
   LOCALS;
-  subscribe(2);
+  send(0, JOINWORK, 2);
   atomic { finished++ }
 }
 init {

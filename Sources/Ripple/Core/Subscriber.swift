@@ -4,11 +4,12 @@ import Synchronization
 ///
 /// It serializes: events sent from several threads at once are delivered one at a time,
 /// in the order they were accepted, and callbacks never overlap. A send returns once its
-/// event was delivered, on the sending thread (ReactiveCocoa's synchronous `sendNext:`): a
-/// thread that finds another one delivering waits its turn, so a producer faster than the
-/// callbacks is slowed to their pace instead of queueing without bound. An event sent from
-/// inside one of its own callbacks is queued and delivered after that callback returns (as is
-/// one whose wait would close a cycle of threads waiting for each other); see the
+/// event was delivered (ReactiveCocoa's synchronous `sendNext:`): a thread that finds another
+/// one delivering waits its turn — the delivering thread delivers up to 16 waiting threads'
+/// events for them, then hands the turn on — so a producer faster than the callbacks is slowed
+/// to their pace instead of queueing without bound. An event sent from inside one of its own
+/// callbacks is queued and delivered after that callback returns (as is one whose wait would
+/// close a cycle of threads waiting for each other); see the
 /// `DeliveryTurn` article. After a terminal event, or after `dispose()`, nothing more is
 /// accepted and the closures are released; a terminal event accepted before `dispose()` is
 /// still delivered, after everything accepted before it.

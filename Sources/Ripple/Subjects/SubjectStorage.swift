@@ -5,12 +5,14 @@ import Synchronization
 ///
 /// One thread at a time holds the turn and runs subscribers' callbacks, so every subscriber
 /// sees every event in the order the subject accepted it, and callbacks of one subject never
-/// overlap. A send or subscribe that finds the turn taken by another thread waits its turn
-/// and then delivers its own event (or replay) on its own thread: it returns once delivered,
-/// and never delivers another waiting thread's work, so no caller is trapped delivering a
-/// flood and no queue grows with a producer that is faster than the subscribers. A send from
-/// inside a callback (re-entrant, or one whose wait would close a cycle of threads waiting
-/// for each other) is queued and returns; the holder delivers it after the current callback.
+/// overlap. A send or subscribe that finds the turn taken by another thread queues its event
+/// (or replay) and waits, first come first served: the holder delivers up to
+/// `TurnMachine.combiningBudget` waiting threads' work for them, then hands the turn to the
+/// next waiting thread, which delivers its own. It returns once delivered, after a bounded
+/// amount of other threads' work, so no caller is trapped delivering a flood and no queue grows
+/// with a producer that is faster than the subscribers. A send from inside a callback
+/// (re-entrant, or one whose wait would close a cycle of threads waiting for each other) is
+/// queued and returns; the holder delivers it after the current callback.
 ///
 /// An event is accepted — the history records it, a terminal event is set — under the lock
 /// when its sender takes the turn or joins the queue; a new subscriber's replay is

@@ -64,6 +64,82 @@ struct DeliveryTurn: ~Copyable, Sendable {
     /// Whether some thread holds the turn (acquire: see the last holder's writes).
     @inlinable
     var isHeld: Bool { word.load(ordering: .acquiring) != 0 }
+
+    // MARK: Running the machine (each under the owner's lock)
+
+    /// `TurnMachine.arrive` for a sender that found the turn taken: fence, decide, publish.
+    @inlinable
+    func arrive<Work>(
+        _ work: Work, by me: UInt, in machine: inout TurnMachine<Work>, owner: any TurnOwner
+    ) -> TurnMachine<Work>.Arrival {
+        var word = fence(me)
+        let arrival = machine.arrive(
+            work, by: me, word: &word, isMe: TurnIdentity.isCurrent, waiter: TurnWaiter.ofCurrentThread,
+            mayWait: { WaitGraph.startWaiting($1, for: owner, heldBy: $0) })
+        publish(word)
+        return arrival
+    }
+
+    /// `TurnMachine.enqueue` for a forwarder's sender: fence, decide, publish.
+    @inlinable
+    func enqueue<Work>(
+        _ work: Work, by me: UInt, in machine: inout TurnMachine<Work>, owner: any TurnOwner
+    ) -> TurnMachine<Work>.Enqueued {
+        var word = fence(me)
+        let enqueued = machine.enqueue(
+            work, by: me, word: &word, isMe: TurnIdentity.isCurrent, waiter: TurnWaiter.ofCurrentThread,
+            mayWait: { WaitGraph.startWaiting($1, for: owner, heldBy: $0) })
+        publish(word)
+        return enqueued
+    }
+
+    /// `TurnMachine.look` for the holder: read the word, decide, publish.
+    @inlinable
+    func look<Work>(
+        by me: UInt, in machine: inout TurnMachine<Work>, needsTidy: Bool, combined: Int
+    ) -> TurnMachine<Work>.Look {
+        var word = word.load(ordering: .acquiring)
+        let look = machine.look(by: me, word: &word, needsTidy: needsTidy, combined: combined)
+        publish(word)
+        return look
+    }
+
+    /// The holder's loop after its own delivery: `look` (under the owner's lock) decides, this
+    /// acts after unlocking — delivers (its own, ownerless, or for a waiting thread, waking it
+    /// after its last entry), tidies, hands the turn on, or stops when it is free.
+    ///
+    /// - Parameters:
+    ///   - releasesLockFree: After a delivery, try `releaseUnasked` before looking again.
+    ///   - look: Runs `look(by:in:needsTidy:combined:)` under the owner's lock.
+    ///   - deliver: Delivers one entry's work.
+    ///   - tidy: The owner's own tidying (removals, a disposal).
+    @inlinable
+    func runHolder<Work>(
+        _ me: UInt, releasesLockFree: Bool,
+        look: (_ combined: Int) -> TurnMachine<Work>.Look,
+        deliver: (Work) -> Void, tidy: () -> Void
+    ) {
+        var combined = 0
+        while true {
+            switch look(combined) {
+            case .deliver(let work):
+                deliver(work)
+            case .deliverFor(let waiter, let work, let last):
+                deliver(work)
+                combined += 1
+                if last { waiter.done() }
+            case .tidy:
+                tidy()
+                continue
+            case .handOff(let waiter):
+                waiter.handOff()
+                return
+            case .released:
+                return
+            }
+            if releasesLockFree, releaseUnasked(me) { return }
+        }
+    }
 }
 
 /// A thread blocked until a delivery turn is handed to it (`TurnMachine.Arrival.wait`).
@@ -73,8 +149,13 @@ struct DeliveryTurn: ~Copyable, Sendable {
 /// little before it sleeps, since a turn is usually handed over within a callback's time; a
 /// `DispatchSemaphore` alone would put every contended send through a futex sleep and wake.
 @usableFromInline
-final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable; `state` is atomic; the semaphore is thread-safe
+final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable, `state` atomic, the semaphore thread-safe, `expectsWake` thread-confined
     @usableFromInline let identity: UInt
+    /// Set when this thread queued an entry it owns, cleared by `wait`: the thread must wait
+    /// for the wake that entry will bring, even if the holder delivered it before the thread
+    /// got to `wait` (a forwarder's sender enqueues under its operator's lock and waits later).
+    /// Read and written only by this waiter's own thread.
+    @usableFromInline var expectsWake = false
     /// 0: waiting (spinning), 1: handed the turn, 2: asleep on `handed`, 3: its entries delivered.
     private let state = Atomic<Int>(0)
     private let handed = DispatchSemaphore(value: 0)
@@ -97,6 +178,7 @@ final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable; `stat
     /// heads the queue). Either way the thread has left the wait-for graph.
     @usableFromInline
     func wait() -> Bool {
+        expectsWake = false
         defer { WaitGraph.stopWaiting(identity) }
         for round in 0..<1_000 {
             if state.compareExchange(expected: Self.handedTurn, desired: 0, ordering: .acquiring).exchanged { return true }

@@ -208,14 +208,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
     /// The slow path of a sender that found the turn taken: `TurnMachine.arrive`.
     @usableFromInline
     func arrive(_ event: Event<Value>, _ me: UInt) {
-        let arrival = state.withLock { state in
-            var word = turn.fence(me)
-            let arrival = state.machine.arrive(
-                event, by: me, word: &word, isMe: TurnIdentity.isCurrent, waiter: TurnWaiter.ofCurrentThread,
-                mayWait: { WaitGraph.startWaiting($1, for: self, heldBy: $0) })
-            turn.publish(word)
-            return arrival
-        }
+        let arrival = state.withLock { state in turn.arrive(event, by: me, in: &state.machine, owner: self) }
         switch arrival {
         case .deliver:
             deliver(event)
@@ -233,34 +226,16 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
     /// closures once disposed, then hands the turn on or frees it.
     @usableFromInline
     func look(_ me: UInt) {
-        var combined = 0
-        while true {
-            let action = state.withLock { state in
-                var word = turn.word.load(ordering: .acquiring)
-                let disposedOnly = status.load(ordering: .acquiring) == Self.disposedBit
-                let action = state.machine.look(
-                    by: me, word: &word, needsTidy: disposedOnly && callbacks != nil, combined: combined)
-                turn.publish(word)
-                return action
-            }
-            switch action {
-            case .deliver(let event):
-                deliver(event)
-                if turn.releaseUnasked(me) { return }
-            case .deliverFor(let waiter, let event, let last):
-                deliver(event)
-                combined += 1
-                if last { waiter.done() }
-                if turn.releaseUnasked(me) { return }
-            case .tidy:
-                releaseCallbacks()
-            case .handOff(let waiter):
-                waiter.handOff()
-                return
-            case .released:
-                return
-            }
-        }
+        turn.runHolder(
+            me, releasesLockFree: true,
+            look: { combined in
+                state.withLock { state in
+                    let disposedOnly = status.load(ordering: .acquiring) == Self.disposedBit
+                    return turn.look(by: me, in: &state.machine, needsTidy: disposedOnly && callbacks != nil, combined: combined)
+                }
+            },
+            deliver: { deliver($0) },
+            tidy: { releaseCallbacks() })
     }
 
     /// Releases the closures (turn holder only), outside the lock.

@@ -111,6 +111,7 @@ struct TurnMachine<Work> {
         let waiter = waiter()
         if mayWait(holder, waiter) {  // wait
             queue.append(Entry(work: work, waiter: waiter))
+            waiter.expectsWake = true
             return .wait(waiter)
         }
         queue.append(Entry(work: work, waiter: nil))  // queueCycle
@@ -156,6 +157,7 @@ struct TurnMachine<Work> {
         let waiter = waiter()
         if mayWait(holder, waiter) {  // wait
             queue.append(Entry(work: work, waiter: waiter))
+            waiter.expectsWake = true
             return .waiting
         }
         queue.append(Entry(work: work, waiter: nil))  // queueCycle

@@ -70,11 +70,7 @@ final class SerialForwarder<Value>: TurnOwner, @unchecked Sendable {
         state.withLock { state in
             if state.isTerminated { return }
             if event.isTerminal { state.isTerminated = true }
-            var word = turn.fence(me)
-            _ = state.machine.enqueue(
-                event, by: me, word: &word, isMe: TurnIdentity.isCurrent, waiter: TurnWaiter.ofCurrentThread,
-                mayWait: { WaitGraph.startWaiting($1, for: self, heldBy: $0) })
-            turn.publish(word)
+            _ = turn.enqueue(event, by: me, in: &state.machine, owner: self)
         }
     }
 
@@ -83,56 +79,40 @@ final class SerialForwarder<Value>: TurnOwner, @unchecked Sendable {
     func drain() {
         let me = TurnIdentity.current
         while true {
-            let step: Step = state.withLock { state in
-                if state.machine.hasEntries(ownedBy: me) { return .wait }
-                return turn.holder == me && !state.isLooking ? .look : .done
-            }
-            switch step {
-            case .done:
-                return
-            case .wait:
-                // Delivered for this thread (then look again: nothing of it is left), or handed the turn.
+            // An owned entry brings exactly one wake (delivered for this thread, or the turn):
+            // wait for it even when the entry is already gone.
+            if TurnWaiter.ofCurrentThread.expectsWake {
                 if !TurnWaiter.ofCurrentThread.wait() { continue }
-            case .look:
-                break
+                look(me)
+                continue
             }
+            let step: Step = state.withLock { state in
+                turn.holder == me && !state.isLooking ? .look : .done
+            }
+            if step == .done { return }
             look(me)
         }
     }
 
-    private enum Step { case done, wait, look }
+    private enum Step { case done, look }
 
     /// The holder's loop (`TurnMachine.look`): delivers its own and ownerless events in order,
     /// and up to `TurnMachine.combiningBudget` for waiting threads, then hands the turn on or frees it.
     private func look(_ me: UInt) {
-        var combined = 0
-        while true {
-            let action = state.withLock { state in
-                var word = turn.word.load(ordering: .acquiring)
-                let action = state.machine.look(by: me, word: &word, needsTidy: false, combined: combined)
-                switch action {
-                case .deliver, .deliverFor: state.isLooking = true
-                default: state.isLooking = false
+        turn.runHolder(
+            me, releasesLockFree: false,  // every look goes through the lock: it keeps `isLooking`
+            look: { combined in
+                state.withLock { state in
+                    let look = turn.look(by: me, in: &state.machine, needsTidy: false, combined: combined)
+                    switch look {
+                    case .deliver, .deliverFor: state.isLooking = true
+                    default: state.isLooking = false
+                    }
+                    return look
                 }
-                turn.publish(word)
-                return action
-            }
-            switch action {
-            case .deliver(let event):
-                downstream.send(event)
-            case .deliverFor(let waiter, let event, let last):
-                downstream.send(event)
-                combined += 1
-                if last { waiter.done() }
-            case .handOff(let waiter):
-                waiter.handOff()
-                return
-            case .released:
-                return
-            case .tidy:
-                continue
-            }
-        }
+            },
+            deliver: { downstream.send($0) },
+            tidy: {})
     }
 
     /// Queues and delivers `event`.

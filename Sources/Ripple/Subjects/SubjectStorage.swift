@@ -181,12 +181,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     /// `TurnMachine.arrive` under the lock.
     @inlinable
     func arrive(_ work: Work, _ me: UInt, in state: inout State) -> TurnMachine<Work>.Arrival {
-        var word = turn.fence(me)
-        let arrival = state.machine.arrive(
-            work, by: me, word: &word, isMe: TurnIdentity.isCurrent, waiter: TurnWaiter.ofCurrentThread,
-            mayWait: { WaitGraph.startWaiting($1, for: self, heldBy: $0) })
-        turn.publish(word)
-        return arrival
+        turn.arrive(work, by: me, in: &state.machine, owner: self)
     }
 
     /// After `arrive`: delivers `work` as the holder (at once, or once handed the turn), or
@@ -225,39 +220,27 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     /// waiting threads — then hands the turn on or frees it.
     @usableFromInline
     func look(_ me: UInt) {
-        var combined = 0
-        while true {
-            var removed: [Entry] = []
-            let action = state.withLock { state in
-                var word = turn.word.load(ordering: .acquiring)
-                let action = state.machine.look(
-                    by: me, word: &word, needsTidy: !state.removals.isEmpty, combined: combined)
-                if case .tidy = action { swap(&removed, &state.removals) }
-                turn.publish(word)
-                return action
-            }
-            switch action {
-            case .tidy:
+        var removed: [Entry] = []
+        turn.runHolder(
+            me, releasesLockFree: true,
+            look: { combined in
+                state.withLock { state in
+                    let look = turn.look(by: me, in: &state.machine, needsTidy: !state.removals.isEmpty, combined: combined)
+                    if case .tidy = look { swap(&removed, &state.removals) }
+                    return look
+                }
+            },
+            deliver: { work in
+                if perform(work) { endStream() }
+            },
+            tidy: {
                 // No delivery can reach these any more: release their closures outside the lock.
                 for entry in removed {
                     subscribers.remove(entry)
                     entry.detach()
                 }
-            case .deliver(let work):
-                if perform(work) { endStream() }
-                if turn.releaseUnasked(me) { return }
-            case .deliverFor(let waiter, let work, let last):
-                if perform(work) { endStream() }
-                combined += 1
-                if last { waiter.done() }
-                if turn.releaseUnasked(me) { return }
-            case .handOff(let waiter):
-                waiter.handOff()
-                return
-            case .released:
-                return
-            }
-        }
+                removed = []
+            })
     }
 
     /// After the terminal event: every subscription has left; release them (holder only).

@@ -114,4 +114,39 @@ import RippleTestSupport
         first.dispose()
         second.value?.dispose()
     }
+
+    /// A forwarder's sender enqueues under its operator's lock and drains later; when the holder
+    /// delivered its event for it in between, `drain()` must still take that wake, or the
+    /// thread's next wait — here a contended send to a subscriber — would return before its
+    /// value was delivered.
+    @Test func aWakeForAForwarderEventDeliveredBeforeItsSenderDrainedIsNotLeftForTheNextWait() {
+        let forwarderGate = Gate()
+        let forwarder = SerialForwarder<Int>(Subscriber(next: { forwarderGate.callback($0) }))
+        Thread { forwarder.send(.next(-1)) }.start()
+        forwarderGate.entered.wait()  // that thread holds the forwarder's turn, inside a callback
+        let subscriberGate = Gate()
+        let subscriber = Subscriber<Int>(next: { subscriberGate.callback($0) })
+        let enqueued = DispatchSemaphore(value: 0), drainNow = DispatchSemaphore(value: 0)
+        let seen = Box<[Int]?>(nil)
+        Thread {
+            forwarder.enqueue(.next(1))  // owned by this thread: the holder will deliver it for it
+            enqueued.signal()
+            drainNow.wait()
+            forwarder.drain()
+            subscriber.sendNext(2)  // contended below: must return only once delivered
+            seen.value = subscriberGate.delivered.value
+        }.start()
+        enqueued.wait()
+        forwarderGate.release.signal()  // the holder delivers 1 for the other thread, and wakes it
+        #expect(waitUntil { forwarderGate.delivered.value == [-1, 1] })
+        Thread { subscriber.sendNext(-1) }.start()
+        subscriberGate.entered.wait()  // now the subscriber's turn is held, inside a callback
+        drainNow.signal()
+        usleep(20_000)
+        #expect(seen.value == nil, "the send returned before its value was delivered")
+        subscriberGate.release.signal()
+        #expect(waitUntil { seen.value != nil })
+        #expect(seen.value == [-1, 2])
+        subscriber.dispose()
+    }
 }

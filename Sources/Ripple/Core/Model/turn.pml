@@ -18,6 +18,10 @@
  *   CYCLE       two owners whose callbacks send to each other, driven by two threads at once.
  *   FLOOD       a thread sends forever while another sends once: the single send returns
  *               (checked as LTL `<> returned` with weak fairness: defect 0 of the old turn).
+ *   FORWARDER   an operator's SerialForwarder: senders enqueue (under the operator's lock) and
+ *               drain later; one sender's event may be delivered for it before it drains. Then
+ *               each sender sends to a Subscriber that the other one holds: every send returns
+ *               only once its event was delivered (no stale wake is left for the next wait).
  *   RELAY       deliver(on:) with a buffer of one value and the `.wait` policy: thread 1 sends
  *               values into a subject whose callback feeds the relay (waiting for room), while
  *               the drain, thread 2, delivers them and sends each one back into that subject.
@@ -41,6 +45,7 @@ chan queue[NO] = [QCAP] of { byte, byte };   /* event, waiting thread (0 = owner
 byte waitsFor[NT];    /* owner + 1, or 0 */
 bool handed[NT];      /* the waiter's semaphore: handed the turn */
 bool done[NT];        /* the waiter's semaphore: its entry was delivered for it (combine) */
+bool expects[NT];     /* TurnWaiter.expectsWake: an owned entry was queued and not yet waited for */
 #ifndef BUDGET
 #define BUDGET 1      /* TurnMachine.combiningBudget (16 in Swift; 0 and 1 are the cases that differ) */
 #endif
@@ -256,7 +261,12 @@ inline send(o, e, t) {
   :: result == 1 -> deliver(o, e, t); finishTurn(o, t)
   :: result == 2 ->
        if
-       :: atomic { done[t] -> done[t] = 0; waitsFor[t] = 0 }          /* delivered for it */
+       :: atomic { done[t] -> done[t] = 0; waitsFor[t] = 0 };         /* delivered for it */
+#ifdef FORWARDER
+          assert(deliveredCount[e] == 1)                              /* returns once delivered */
+#else
+          skip
+#endif
        :: atomic { handed[t] -> handed[t] = 0; waitsFor[t] = 0 };     /* handed the turn: its */
           assert(holder[o] == t && look[o]);                          /* entry heads the queue */
           finishTurn(o, t)
@@ -458,5 +468,58 @@ proctype Drain() {
 }
 init {
   atomic { run Producer(); run Drain() }
+}
+#endif
+
+/* ---------------------------------------------------------------- FORWARDER */
+#ifdef FORWARDER
+/* SerialForwarder.enqueue, under the operator's lock: the entry joins the queue, carrying its
+   work, owned by the sender unless it takes the free turn (holding) or the holder delivers it. */
+inline fwdEnqueue(o, e, t) {
+  atomic {
+    assert(len(queue[o]) < QCAP);
+    if
+    :: holder[o] == 0 -> holder[o] = t; look[o] = 1; queue[o]!e,NONE          /* takeFree: holding */
+    :: holder[o] == t -> look[o] = 1; queue[o]!e,NONE                          /* queueReentrant */
+    :: holder[o] != 0 && holder[o] != t ->
+         look[o] = 1;
+         closesCycle(t, holder[o], cyc);
+         if
+         :: cyc -> queue[o]!e,NONE                                             /* queueCycle */
+         :: !cyc -> waitsFor[t] = o + 1; queue[o]!e,t; expects[t] = 1          /* wait */
+         fi
+    fi }
+}
+/* SerialForwarder.drain, after unlocking: an owned entry brings exactly one wake — take it even
+   if the entry was delivered already; as the holder, look. */
+inline fwdDrain(o, t) {
+  if
+  :: expects[t] ->
+       expects[t] = 0;
+       if
+       :: atomic { done[t] -> done[t] = 0; waitsFor[t] = 0 }
+       :: atomic { handed[t] -> handed[t] = 0; waitsFor[t] = 0 }; finishTurn(o, t)
+       fi
+  :: !expects[t] && holder[o] == t -> finishTurn(o, t)
+  :: else -> skip
+  fi
+}
+proctype F1() {
+  LOCALS;
+  fwdEnqueue(0, 1, 1); fwdDrain(0, 1);
+  send(1, 3, 1);
+  atomic { finished++ }
+}
+proctype F2() {
+  LOCALS;
+  fwdEnqueue(0, 2, 2); fwdDrain(0, 2);
+  send(1, 4, 2);
+  atomic { finished++ }
+}
+init {
+  atomic { run F1(); run F2() }
+  finished == 2;
+  assert(deliveredCount[1] == 1 && deliveredCount[2] == 1 && deliveredCount[3] == 1 && deliveredCount[4] == 1);
+  assert(!done[1] && !done[2] && !handed[1] && !handed[2] && waitsFor[1] == 0 && waitsFor[2] == 0)
 }
 #endif

@@ -33,7 +33,7 @@
  * claim.
  */
 
-#define NT 3          /* threads 1..NT-1 (0 is unused: it means "free" / "ownerless") */
+#define NT 4          /* threads 1..NT-1 (0 is unused: it means "free" / "ownerless") */
 #define NO 2          /* owners */
 #define QCAP 4        /* an assertion fails before a queue would hold more */
 #define NONE 0
@@ -333,18 +333,34 @@ proctype Sender2() {
   sendNext(3, 2); sendNext(4, 2);
   atomic { finished++ }
 }
+#ifdef THREE
+/* A third sender (-DTHREE): value 6 — more interleavings of waiting, combining and hand-off. */
+proctype Sender3() {
+  LOCALS;
+  sendNext(6, 3);
+  atomic { finished++ }
+}
+#define SENDERS 3
+#else
+#define SENDERS 2
+#endif
 init {
-  atomic { run Sender1(); run Sender2() }
-  finished == 2;
+  atomic {
+    run Sender1(); run Sender2();
+#ifdef THREE
+    run Sender3()
+#endif
+  }
+  finished == SENDERS;
   /* Completeness: every event that entered before the terminal event was delivered, once. */
   assert(alive == 0 && holder[0] == 0 && empty(queue[0]));
   assert(entryOf[TERM] == 0 || terminalDelivered);
   byte v = 1;
   do
-  :: v <= 5 ->
+  :: v <= 6 ->
        assert(deliveredCount[v] == (entryOf[v] != 0 && (entryOf[TERM] == 0 || entryOf[v] < entryOf[TERM]) -> 1 : 0));
        v++
-  :: v > 5 -> break
+  :: v > 6 -> break
   od
 }
 #endif

@@ -60,25 +60,16 @@ import RippleTestSupport
 }
 
 @Suite(.leakChecked) struct SubscriberConcurrencyTests {
-    @Test func fourSendingThreadsNeverOverlapCallbacksAndLoseNoValue() {
+    @Test func fourSendingThreadsNeverOverlapCallbacksAndLoseNoValueThenOneCompletion() {
         for _ in 0..<50 {
-            let detector = OverlapDetector()
-            let received = Box<[Int]>([])
-            let subscriber = Subscriber<Int>(next: { value in
-                detector.enter()
-                received.mutate { $0.append(value) }
-                detector.leave()
-            })
+            let recorder = CompletenessRecorder()
+            let subscriber = Subscriber<Int>(next: { recorder.next($0) }, completed: { recorder.terminal() })
             runConcurrently(threads: 4) { thread in
                 for i in 0..<1_000 { subscriber.sendNext(thread * 1_000_000 + i) }
             }
-            #expect(detector.overlapCount == 0)
-            let values = received.value
-            #expect(values.count == 4_000)
-            for thread in 0..<4 {
-                let mine = values.filter { $0 / 1_000_000 == thread }
-                #expect(mine == (0..<1_000).map { thread * 1_000_000 + $0 }, "thread \(thread) kept its order")
-            }
+            subscriber.sendCompleted()
+            recorder.expectComplete(
+                sent: (0..<4).map { thread in (0..<1_000).map { thread * 1_000_000 + $0 } }, terminated: true)
         }
     }
 

@@ -6,19 +6,14 @@ import RippleTestSupport
     @Test func mergeOfSignalsSendingOnFourThreadsDeliversEverythingThenOneCompletion() {
         for _ in 0..<20 {
             let subjects = (0..<4).map { _ in Subject<Int>() }
-            let detector = OverlapDetector()
-            let values = Box<[Int]>([])
-            let completions = Box(0)
-            Signal.merge(subjects).subscribe(
-                next: { v in detector.enter(); values.mutate { $0.append(v) }; detector.leave() },
-                completed: { completions.mutate { $0 += 1 } })
+            let recorder = CompletenessRecorder()
+            Signal.merge(subjects).subscribe(next: { recorder.next($0) }, completed: { recorder.terminal() })
             runConcurrently(threads: 4) { thread in
                 for i in 0..<1_000 { subjects[thread].sendNext(thread * 1_000 + i) }
                 subjects[thread].sendCompleted()
             }
-            #expect(values.value.count == 4_000)
-            #expect(completions.value == 1)
-            #expect(detector.overlapCount == 0)
+            // Every value once, each source's in its order, never overlapping, then one completion.
+            recorder.expectComplete(sent: (0..<4).map { thread in (0..<1_000).map { thread * 1_000 + $0 } }, terminated: true)
         }
     }
 
@@ -44,13 +39,16 @@ import RippleTestSupport
         for _ in 0..<20 {
             let a = Subject<Int>(), b = Subject<Int>()
             let last = Box<(Int, Int)?>(nil)
-            a.combineLatest(b).subscribeNext { pair in last.value = pair }
+            let completions = Box(0)
+            a.combineLatest(b).subscribe(next: { pair in last.value = pair }, completed: { completions.mutate { $0 += 1 } })
             runConcurrently(threads: 2) { thread in
                 let subject = thread == 0 ? a : b
                 for i in 0...1_000 { subject.sendNext(i) }
+                subject.sendCompleted()
             }
             #expect(last.value?.0 == 1_000)
             #expect(last.value?.1 == 1_000)
+            #expect(completions.value == 1, "one completion, once both sources completed")
         }
     }
 

@@ -106,27 +106,20 @@ import RippleTestSupport
         }
     }
 
-    @Test func deliverOnBackgroundKeepsEachSendersOrderWithManySenders() {
+    @Test func deliverOnBackgroundKeepsEachSendersOrderWithManySendersThenOneCompletion() {
         for _ in 0..<20 {
-            let detector = OverlapDetector()
-            let values = Box<[Int]>([])
+            let recorder = CompletenessRecorder()
             var sink: (any SubscriberProtocol<Int>)?
             let d = Signal<Int> { subscriber in sink = subscriber; return nil }
                 .deliver(on: BackgroundScheduler())
-                .subscribe(next: { value in
-                    detector.enter()
-                    values.mutate { $0.append(value) }
-                    detector.leave()
-                })
+                .subscribe(next: { recorder.next($0) }, completed: { recorder.terminal() })
             let upstream = sink!
             runConcurrently(threads: 4) { thread in
                 for i in 0..<500 { upstream.sendNext(thread * 10_000 + i) }
             }
-            #expect(waitUntil { values.value.count == 2_000 })
-            #expect(detector.overlapCount == 0)
-            for thread in 0..<4 {
-                #expect(values.value.filter { $0 / 10_000 == thread } == (0..<500).map { thread * 10_000 + $0 })
-            }
+            upstream.sendCompleted()
+            #expect(waitUntil { recorder.terminalCount > 0 })
+            recorder.expectComplete(sent: (0..<4).map { thread in (0..<500).map { thread * 10_000 + $0 } }, terminated: true)
             d.dispose()
         }
     }

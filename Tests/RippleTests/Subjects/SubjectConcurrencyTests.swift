@@ -1,34 +1,25 @@
+import Foundation
 import Testing
 @testable import Ripple
 import RippleTestSupport
 
 @Suite(.leakChecked) struct SubjectConcurrencyTests {
     @Test(arguments: SubjectKind.allCases)
-    func sixteenThreadsSendingReachEverySubscriberExactlyOnceWithoutOverlap(kind: SubjectKind) {
+    func sixteenThreadsSendingReachEverySubscriberExactlyOnceWithoutOverlapThenOneCompletion(kind: SubjectKind) {
         let (signal, input) = kind.make()
-        let threads = 16, perThread = 10_000
-        let detectors = (0..<4).map { _ in OverlapDetector() }
-        let received = (0..<4).map { _ in Box<[Int]>([]) }
-        for index in 0..<4 {
-            signal.subscribeNext { value in
-                detectors[index].enter()
-                received[index].mutate { $0.append(value) }
-                detectors[index].leave()
-            }
+        let threads = 16, perThread = Workload.size(10_000)
+        let recorders = (0..<4).map { _ in CompletenessRecorder() }
+        for recorder in recorders {
+            signal.subscribe(next: { value in if value != 0 { recorder.next(value) } },  // 0: BehaviorSubject's default
+                             error: { _ in recorder.terminal() },
+                             completed: { recorder.terminal() })
         }
         runConcurrently(threads: threads) { thread in
             for i in 0..<perThread { input.sendNext(thread * perThread + i + 1) }
         }
-        for index in 0..<4 {
-            #expect(detectors[index].overlapCount == 0)
-            let values = received[index].value.filter { $0 != 0 }  // BehaviorSubject's default
-            #expect(values.count == threads * perThread)
-            #expect(Set(values).count == threads * perThread, "every value exactly once")
-            let perSender = Dictionary(grouping: values) { ($0 - 1) / perThread }
-            for (sender, sent) in perSender {
-                #expect(sent == sent.sorted(), "sender \(sender)'s order kept")
-            }
-        }
+        input.sendCompleted()
+        let sent = (0..<threads).map { thread in (0..<perThread).map { thread * perThread + $0 + 1 } }
+        for recorder in recorders { recorder.expectComplete(sent: sent, terminated: true) }
     }
 
     @Test func aBehaviorSubscriberJoiningDuringSendsGetsTheCurrentValueThenEveryLaterOne() {
@@ -36,17 +27,21 @@ import RippleTestSupport
             let behavior = BehaviorSubject(0)
             let count = 5_000
             let joined = Box<[Int]>([])
+            let completions = Box(0)
             runConcurrently(threads: 2) { thread in
                 if thread == 0 {
                     for i in 1...count { behavior.sendNext(i) }
                 } else {
-                    for _ in 0..<100 { _ = behavior.value }  // let the sender get going
-                    behavior.subscribeNext { value in joined.mutate { $0.append(value) } }
+                    while behavior.value < 100 { sched_yield() }  // join once the sender is going
+                    behavior.subscribe(next: { value in joined.mutate { $0.append(value) } },
+                                       completed: { completions.mutate { $0 += 1 } })
                 }
             }
+            behavior.sendCompleted()
             let values = joined.value
             #expect(values.last == count)
             #expect(values == Array((values.first ?? 0)...count), "no gap and no duplicate")
+            #expect(completions.value == 1, "the completion arrived exactly once")
         }
     }
 
@@ -55,14 +50,18 @@ import RippleTestSupport
             let replay = ReplaySubject<Int>()
             let count = 5_000
             let joined = Box<[Int]>([])
+            let completions = Box(0)
             runConcurrently(threads: 2) { thread in
                 if thread == 0 {
                     for i in 1...count { replay.sendNext(i) }
                 } else {
-                    replay.subscribeNext { value in joined.mutate { $0.append(value) } }
+                    replay.subscribe(next: { value in joined.mutate { $0.append(value) } },
+                                     completed: { completions.mutate { $0 += 1 } })
                 }
             }
+            replay.sendCompleted()
             #expect(joined.value == Array(1...count))
+            #expect(completions.value == 1, "the completion arrived exactly once")
         }
     }
 
@@ -70,27 +69,34 @@ import RippleTestSupport
     func subscribingAndDisposingWhileOthersSendKeepsTheGrammar(kind: SubjectKind) {
         for _ in 0..<20 {
             let (signal, input) = kind.make()
-            let recorders = Box<[Recorder<Int>]>([])
+            let recorders = Box<[(recorder: Recorder<Int>, kept: Bool)]>([])
+            let sent = Box(0)
             runConcurrently(threads: 6) { thread in
                 switch thread {
                 case 0, 1:
-                    for i in 0..<2_000 { input.sendNext(i) }
+                    for i in 0..<2_000 {
+                        input.sendNext(i)
+                        sent.mutate { $0 += 1 }
+                    }
                 case 2:
-                    for _ in 0..<1_500 { _ = 0 }
+                    while sent.value < 1_500 { sched_yield() }  // complete while the others still send
                     input.sendCompleted()
                 default:
                     for _ in 0..<200 {
                         let r = Recorder<Int>()
-                        recorders.mutate { $0.append(r) }
                         let d = signal.subscribe(r)
-                        if Bool.random() { d.dispose() }
+                        let kept = Bool.random()
+                        if !kept { d.dispose() }
+                        recorders.mutate { $0.append((r, kept)) }
                     }
                 }
             }
-            for r in recorders.value {
+            for (r, kept) in recorders.value {
                 let events = r.events
                 let terminals = events.filter(\.isTerminal).count
-                #expect(terminals <= 1)
+                // A kept subscription gets the accepted completion exactly once, last; a disposed
+                // one at most once.
+                #expect(kept ? terminals == 1 : terminals <= 1)
                 if terminals == 1 { #expect(events.last?.isTerminal == true) }
             }
             #expect(subscriberCount(signal) == 0)

@@ -1,10 +1,19 @@
 import Foundation
+import RippleTestSupport
+import Testing
 import Synchronization
 
 /// Runs `body` on `threads` real threads that start together (after a barrier), and
-/// returns when all have finished.
-func runConcurrently(threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
+/// returns when all have finished — or, as a watchdog, after `timeout` seconds: then it records a
+/// failure naming the threads still running (trapped or deadlocked) and returns without them.
+/// Returns whether every thread finished.
+@discardableResult
+func runConcurrently(
+    threads: Int, timeout: Double = 60, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: @escaping @Sendable (Int) -> Void
+) -> Bool {
     let ready = Atomic<Int>(0)
+    let finished = Box<Set<Int>>([])
     let done = DispatchGroup()
     for index in 0..<threads {
         done.enter()
@@ -12,12 +21,16 @@ func runConcurrently(threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
             ready.add(1, ordering: .relaxed)
             while ready.load(ordering: .relaxed) < threads { sched_yield() }  // barrier: start together
             body(index)
+            finished.mutate { _ = $0.insert(index) }
             done.leave()
         }
         thread.stackSize = 1 << 20
         thread.start()
     }
-    done.wait()
+    if done.wait(timeout: .now() + Workload.timeLimit(timeout)) == .success { return true }
+    let stuck = Set(0..<threads).subtracting(finished.value).sorted()
+    Issue.record("threads \(stuck) of \(threads) did not return within \(timeout) s: trapped or deadlocked", sourceLocation: sourceLocation)
+    return false
 }
 
 /// Waits (blocking, up to `timeout` seconds) until `condition` holds; returns whether it did.

@@ -102,20 +102,34 @@ struct TurnMachine<Work> {
             assert(queue.isEmpty, "Ripple: a free delivery turn had queued work")
             return .deliver
         }
-        let holder = Self.holder(of: word)
         word = Self.asking(word)
+        if let waiter = queue(work, behind: Self.holder(of: word), isMe: isMe, waiter: waiter(), mayWait: mayWait) {
+            return .wait(waiter)
+        }
+        return .queued
+    }
+
+    /// Queues `work` behind another holder: ownerless when the sender is inside the holder's
+    /// callbacks (`queueReentrant`) or waiting would close a cycle (`queueCycle`), else owned by
+    /// the sender's waiter (`wait`), which it returns.
+    @inlinable
+    mutating func queue(
+        _ work: Work, behind holder: UInt,
+        isMe: (UInt) -> Bool, waiter: @autoclosure () -> TurnWaiter,
+        mayWait: (_ holder: UInt, _ waiter: TurnWaiter) -> Bool
+    ) -> TurnWaiter? {
         if isMe(holder) {  // queueReentrant
             queue.append(Entry(work: work, waiter: nil))
-            return .queued
+            return nil
         }
         let waiter = waiter()
         if mayWait(holder, waiter) {  // wait
             queue.append(Entry(work: work, waiter: waiter))
             waiter.expectsWake = true
-            return .wait(waiter)
+            return waiter
         }
         queue.append(Entry(work: work, waiter: nil))  // queueCycle
-        return .queued
+        return nil
     }
 
     /// What a forwarder's sender does after `enqueue`.
@@ -146,22 +160,11 @@ struct TurnMachine<Work> {
             queue.append(Entry(work: work, waiter: nil))
             return .holding
         }
-        if isMe(holder) {  // queueReentrant
-            queue.append(Entry(work: work, waiter: nil))
-            return .queued
-        }
         if let last = queue.last, let owner = last.waiter, owner.identity == me {  // this sender's run goes on
             queue.append(Entry(work: work, waiter: owner))
             return .waiting
         }
-        let waiter = waiter()
-        if mayWait(holder, waiter) {  // wait
-            queue.append(Entry(work: work, waiter: waiter))
-            waiter.expectsWake = true
-            return .waiting
-        }
-        queue.append(Entry(work: work, waiter: nil))  // queueCycle
-        return .queued
+        return queue(work, behind: holder, isMe: isMe, waiter: waiter(), mayWait: mayWait) == nil ? .queued : .waiting
     }
 
     /// The holder's look, under the owner's lock, when it could not give the turn up

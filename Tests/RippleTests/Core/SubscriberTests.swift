@@ -61,34 +61,57 @@ import RippleTestSupport
 
 @Suite(.leakChecked) struct SubscriberConcurrencyTests {
     @Test func fourSendingThreadsNeverOverlapCallbacksAndLoseNoValueThenOneCompletion() {
-        for _ in 0..<50 {
+        for round in 0..<50 {
             let recorder = CompletenessRecorder()
             let subscriber = Subscriber<Int>(next: { recorder.next($0) }, completed: { recorder.terminal() })
-            runConcurrently(threads: 4) { thread in
-                for i in 0..<1_000 { subscriber.sendNext(thread * 1_000_000 + i) }
+            let step = Progress()
+            // Every send returns: the four senders (step 0), then the completion (step 1).
+            let returned = finishes(within: Workload.timeLimit(45), "round \(round): four senders, then the completion",
+                                    progress: step) {
+                runConcurrently(threads: 4, timeout: 30) { thread in
+                    for i in 0..<1_000 { subscriber.sendNext(thread * 1_000_000 + i) }
+                }
+                step.advance()
+                subscriber.sendCompleted()
             }
-            subscriber.sendCompleted()
             recorder.expectComplete(
                 sent: (0..<4).map { thread in (0..<1_000).map { thread * 1_000_000 + $0 } }, terminated: true)
+            if !returned { break }
         }
     }
 
-    @Test func aRaceOfTerminalEventsDeliversExactlyOne() {
-        for _ in 0..<200 {
-            let terminals = Box(0)
-            let nextsAfterTerminal = Box(0)
-            let ended = Box(false)
+    /// Four threads each send 50 values, then a terminal event (completed on even threads, an
+    /// error tagged with the thread on odd ones), then one more value. One terminal event is
+    /// accepted: it arrives exactly once, last; each thread's values accepted before it (a
+    /// prefix of what it sent) arrive exactly once, in order — all 50 of the winning thread's,
+    /// whose sends each returned after delivery; the values sent after a terminal event never.
+    @Test func aRaceOfTerminalEventsDeliversExactlyOneLastAfterEveryValueAcceptedBeforeIt() {
+        for round in 0..<200 {
+            let recorder = CompletenessRecorder()
+            let winner = Box<String?>(nil)
             let subscriber = Subscriber<Int>(
-                next: { _ in if ended.value { nextsAfterTerminal.mutate { $0 += 1 } } },
-                error: { _ in ended.value = true; terminals.mutate { $0 += 1 } },
-                completed: { ended.value = true; terminals.mutate { $0 += 1 } })
-            runConcurrently(threads: 4) { thread in
-                for i in 0..<50 { subscriber.sendNext(i) }
-                if thread % 2 == 0 { subscriber.sendCompleted() } else { subscriber.sendError(TestError()) }
-                subscriber.sendNext(99)
+                next: { recorder.next($0) },
+                error: { error in winner.value = (error as? TestError)?.message; recorder.terminal() },
+                completed: { winner.value = "completed"; recorder.terminal() })
+            let returned = finishes(within: Workload.timeLimit(45), "round \(round): four threads racing terminal events") {
+                runConcurrently(threads: 4, timeout: 30) { thread in
+                    for i in 0..<50 { subscriber.sendNext(thread * 1_000 + i) }
+                    if thread % 2 == 0 { subscriber.sendCompleted() } else { subscriber.sendError(TestError("\(thread)")) }
+                    subscriber.sendNext(thread * 1_000 + 999)
+                }
             }
-            #expect(terminals.value == 1)
-            #expect(nextsAfterTerminal.value == 0)
+            let received = recorder.received
+            let late = received.filter { $0 % 1_000 == 999 }
+            #expect(late.isEmpty, "round \(round): values sent after their thread's terminal event arrived: \(late)")
+            let accepted = (0..<4).map { thread in
+                let count = received.filter { $0 / 1_000 == thread && $0 % 1_000 < 50 }.map { $0 % 1_000 + 1 }.max() ?? 0
+                return (0..<count).map { thread * 1_000 + $0 }
+            }
+            recorder.expectComplete(sent: accepted, terminated: true)
+            let winners = winner.value == "completed" ? [0, 2] : winner.value.flatMap(Int.init).map { [$0] } ?? []
+            #expect(winners.contains { accepted[$0].count == 50 },
+                    "round \(round): the winner (\(winner.value ?? "none")) had all 50 values delivered first; got \(accepted.map(\.count))")
+            if !returned { break }
         }
     }
 }

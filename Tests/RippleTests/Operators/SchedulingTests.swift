@@ -85,42 +85,49 @@ import RippleTestSupport
     ]
 
     @Test(arguments: 0..<3)
-    func deliverOnKeepsOrderAndNeverOverlaps(schedulerIndex: Int) {
-        for _ in 0..<20 {
+    func deliverOnDeliversEveryValueOnceInOrderWithoutOverlapThenOneCompletion(schedulerIndex: Int) {
+        for round in 0..<20 {
             let scheduler = Self.schedulers[schedulerIndex]()
-            let detector = OverlapDetector()
-            let values = Box<[Int]>([])
-            let done = Box(false)
-            Signal<Int> { subscriber in
-                for i in 0..<2_000 { subscriber.sendNext(i) }
-                subscriber.sendCompleted()
-                return nil
-            }.deliver(on: scheduler).subscribe(next: { value in
-                detector.enter()
-                values.mutate { $0.append(value) }
-                detector.leave()
-            }, completed: { done.value = true })
-            #expect(waitUntil { done.value })
-            #expect(values.value == Array(0..<2_000))
-            #expect(detector.overlapCount == 0)
+            let recorder = CompletenessRecorder()
+            let scope = RippleDebug.currentScope
+            // The subscribe runs the producer, which sends 2,000 values and the completion: it returns.
+            let returned = finishes(within: Workload.timeLimit(30), "round \(round): subscribing, which sends 2,000 values and the completion") {
+                RippleDebug.$currentScope.withValue(scope) {  // the subscription counts for the leak check
+                    _ = Signal<Int> { subscriber in
+                        for i in 0..<2_000 { subscriber.sendNext(i) }
+                        subscriber.sendCompleted()
+                        return nil
+                    }.deliver(on: scheduler).subscribe(next: { recorder.next($0) }, completed: { recorder.terminal() })
+                }
+            }
+            #expect(waitUntil { recorder.terminalCount > 0 }, "round \(round): the completion never arrived")
+            recorder.expectComplete(sent: [Array(0..<2_000)], terminated: true)
+            if !returned { break }
         }
     }
 
     @Test func deliverOnBackgroundKeepsEachSendersOrderWithManySendersThenOneCompletion() {
-        for _ in 0..<20 {
+        for round in 0..<20 {
             let recorder = CompletenessRecorder()
             var sink: (any SubscriberProtocol<Int>)?
             let d = Signal<Int> { subscriber in sink = subscriber; return nil }
                 .deliver(on: BackgroundScheduler())
                 .subscribe(next: { recorder.next($0) }, completed: { recorder.terminal() })
             let upstream = sink!
-            runConcurrently(threads: 4) { thread in
-                for i in 0..<500 { upstream.sendNext(thread * 10_000 + i) }
+            let step = Progress()
+            // Every send returns: the four senders (step 0), then the completion (step 1).
+            let returned = finishes(within: Workload.timeLimit(45), "round \(round): four senders, then the completion",
+                                    progress: step) {
+                runConcurrently(threads: 4, timeout: 30) { thread in
+                    for i in 0..<500 { upstream.sendNext(thread * 10_000 + i) }
+                }
+                step.advance()
+                upstream.sendCompleted()
             }
-            upstream.sendCompleted()
-            #expect(waitUntil { recorder.terminalCount > 0 })
+            #expect(waitUntil { recorder.terminalCount > 0 }, "round \(round): the completion never arrived")
             recorder.expectComplete(sent: (0..<4).map { thread in (0..<500).map { thread * 10_000 + $0 } }, terminated: true)
             d.dispose()
+            if !returned { break }
         }
     }
 }

@@ -164,7 +164,15 @@ struct TurnMachine<Work> {
             queue.append(Entry(work: work, waiter: owner))
             return .waiting
         }
-        return queue(work, behind: holder, isMe: isMe, waiter: waiter(), mayWait: mayWait) == nil ? .queued : .waiting
+        let sender = waiter()
+        if sender.expectsWake {
+            // This sender already owns an entry in this critical section, and the holder has taken
+            // it out (it will wake the sender once for it): a second owned entry would owe a second
+            // wake that `drain` never waits for. The holder delivers this one.
+            queue.append(Entry(work: work, waiter: nil))
+            return .queued
+        }
+        return queue(work, behind: holder, isMe: isMe, waiter: sender, mayWait: mayWait) == nil ? .queued : .waiting
     }
 
     /// The holder's look, under the owner's lock, when it could not give the turn up

@@ -184,9 +184,7 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {
                         state.queue.append(.error(DeliveryOverflowError(bufferSize: bufferSize)))
                         return scheduleIfIdle(&state)
                     case .wait:
-                        // Wait only for a drain that is running: one merely scheduled may be
-                        // queued behind this very sender (its queue, another scheduler on it).
-                        if drainer.load(ordering: .acquiring) != 0, mayWait() {
+                        if mayWait() {
                             let waiter = TurnWaiter.ofCurrentThread
                             if WaitGraph.startWaiting(waiter, for: self, heldBy: drainer.load(ordering: .acquiring)) {
                                 state.waiters.append(waiter)

@@ -92,9 +92,20 @@ public struct DeliveryOverflowError: Error, Equatable, CustomStringConvertible {
 ///
 /// One drain is scheduled when the queue goes from empty to non-empty; it takes everything
 /// queued in one lock acquisition, wakes the senders waiting for room, delivers the batch in
-/// order, and repeats until the queue is dry. While it runs, the drain is the relay's turn
-/// holder in the wait-for graph, so a sender waiting for room and a drain whose callback sends
-/// back upstream never wait for each other.
+/// order, and repeats until the queue is dry.
+///
+/// In the wait-for graph the relay's turn is held by the draining thread while a drain runs,
+/// and, while a drain is scheduled but has not started, by the thread occupying the
+/// scheduler's serial queue (`QueueOccupancy`), which that drain must wait for. So a sender
+/// waiting for room and a drain whose callback sends back upstream, or two relays feeding each
+/// other through each other's schedulers, never wait for each other.
+///
+/// Invariants (under `state`): `isScheduled` is true from the moment a drain is asked for
+/// until that drain finds the queue dry, so at most one drain exists; `drainer` is `pending`
+/// from scheduling until the drain starts, then the drain's thread, and is reset to 0 under the
+/// lock together with `isScheduled`, so a finishing drain never clears a newer one's identity.
+/// No user code runs under the lock: the scheduler's getters, its disposables and dropped
+/// events are all used or released after unlocking.
 @usableFromInline
 final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {
     // @unchecked: `state` guards the mutable state; the rest is immutable or atomic.
@@ -119,9 +130,17 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {
     @usableFromInline let scheduler: any Scheduler
     @usableFromInline let bufferSize: Int
     @usableFromInline let overflow: DeliveryOverflow
+    /// `scheduler.runsActionsOnItsOwnThreads`, read once, outside any lock.
+    @usableFromInline let schedulerRunsOnItsOwnThreads: Bool
+    /// The scheduler's queue occupancy, if it is a `SerialQueueScheduler`.
+    @usableFromInline let occupancy: QueueOccupancy?
     @usableFromInline let state = Lock(State())
-    /// The draining thread while a drain runs, else 0 (read by the wait-for graph).
+    /// 0 when no drain exists, `pending` while one is scheduled but not started, else the
+    /// draining thread's identity (read by the wait-for graph through `turnWord`).
     @usableFromInline let drainer = Atomic<UInt>(0)
+    /// `drainer` while a drain is scheduled but not started (not a thread identity: those are
+    /// aligned addresses, and `turnWord` never passes it on).
+    @usableFromInline static var pending: UInt { 2 }
 
     @inlinable
     init(to downstream: PassthroughSubscriber<Value>, on scheduler: any Scheduler, bufferSize: Int, overflow: DeliveryOverflow) {
@@ -129,9 +148,17 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {
         self.scheduler = scheduler
         self.bufferSize = bufferSize
         self.overflow = overflow
+        schedulerRunsOnItsOwnThreads = scheduler.runsActionsOnItsOwnThreads
+        occupancy = (scheduler as? SerialQueueScheduler)?.occupancy
     }
 
-    @usableFromInline var turnWord: UInt { drainer.load(ordering: .acquiring) }
+    /// Who the relay's drain waits for: the draining thread, or for a scheduled drain the
+    /// thread occupying the scheduler's serial queue (0: nobody known, the drain can start).
+    @usableFromInline var turnWord: UInt {
+        let word = drainer.load(ordering: .acquiring)
+        guard word == Self.pending else { return word }
+        return occupancy?.occupant.load(ordering: .acquiring) ?? 0
+    }
 
     @usableFromInline var isDisposed: Bool { state.withLock { $0.isDisposed } }
 
@@ -154,10 +181,14 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {
         case done
         case schedule
         case wait(TurnWaiter)
+        /// The buffer is full under `.wait`: ask the scheduler whether the sender may block
+        /// (outside the lock), then try again.
+        case askScheduler
     }
 
     @inlinable
     func enqueue(_ event: Event<Value>) {
+        var mayWait: Bool?
         while true {
             var dropped: Event<Value>?
             var discarded: ContiguousArray<Event<Value>?> = []
@@ -184,9 +215,10 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {
                         state.queue.append(.error(DeliveryOverflowError(bufferSize: bufferSize)))
                         return scheduleIfIdle(&state)
                     case .wait:
-                        if mayWait() {
+                        guard let mayWait else { return .askScheduler }
+                        if mayWait {
                             let waiter = TurnWaiter.ofCurrentThread
-                            if WaitGraph.startWaiting(waiter, for: self, heldBy: drainer.load(ordering: .acquiring)) {
+                            if WaitGraph.startWaiting(waiter, for: self, heldBy: turnWord) {
                                 state.waiters.append(waiter)
                                 return .wait(waiter)
                             }
@@ -212,29 +244,33 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {
                 return
             case .wait(let waiter):
                 _ = waiter.wait()  // woken when the drain takes values out, or on dispose; then try again
+            case .askScheduler:
+                mayWait = senderMayWait()
             }
         }
     }
 
     /// Whether a sender may block for room: the scheduler runs actions on its own threads and
-    /// the sender is not running on it.
+    /// the sender is not holding it up (`Scheduler.isCurrent`). Called outside the lock.
     @inlinable
-    func mayWait() -> Bool {
-        scheduler.runsActionsOnItsOwnThreads && Schedulers.current !== scheduler
+    func senderMayWait() -> Bool {
+        schedulerRunsOnItsOwnThreads && !scheduler.isCurrent
     }
 
+    /// Asks for a drain unless one exists (under the lock).
     @inlinable
     func scheduleIfIdle(_ state: inout State) -> Step {
         if state.isScheduled { return .done }
         state.isScheduled = true
+        drainer.store(Self.pending, ordering: .releasing)
         return .schedule
     }
 
     @inlinable
     func drain() {
         drainer.store(TurnIdentity.current, ordering: .releasing)
-        defer { drainer.store(0, ordering: .releasing) }
         while true {
+            var finished: (any Disposable)?
             let taken: (ContiguousArray<Event<Value>?>, [TurnWaiter])? = state.withLock { state in
                 if !state.isDisposed, !state.queue.isEmpty {
                     state.values = 0
@@ -242,10 +278,15 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {
                     return (state.queue.removeAll(), state.waiters)
                 }
                 state.isScheduled = false
+                drainer.store(0, ordering: .releasing)
+                finished = state.scheduled
                 state.scheduled = nil
                 return nil
             }
-            guard let (batch, waiters) = taken else { return }
+            guard let (batch, waiters) = taken else {
+                _ = finished  // released here, outside the lock
+                return
+            }
             for waiter in waiters { waiter.handOff() }  // there is room again
             for case let event? in batch {
                 if downstream.isDisposed { break }

@@ -29,11 +29,24 @@ public protocol Scheduler: AnyObject, Sendable {
     /// `SerialQueueScheduler` and `BackgroundScheduler` do; `ImmediateScheduler` (runs on the
     /// caller) and `TestScheduler` (runs when advanced) do not. Defaults to `false`.
     var runsActionsOnItsOwnThreads: Bool { get }
+    /// Whether the calling code is running this scheduler's work, so that an action scheduled
+    /// now cannot start before it returns: `deliver(on:)`'s `.wait` never blocks such a sender.
+    ///
+    /// Defaults to `Schedulers.current === self` (inside one of the scheduler's actions).
+    /// `SerialQueueScheduler` also answers `true` for any code running on its queue, such as a
+    /// block you `async` onto it yourself or an action of another scheduler on the same queue.
+    ///
+    ///     let db = SerialQueueScheduler(label: "db")
+    ///     db.queue.async { db.isCurrent }   // true
+    var isCurrent: Bool { get }
 }
 
 extension Scheduler {
     /// Defaults to `false`: a sender never blocks waiting for this scheduler to run an action.
     public var runsActionsOnItsOwnThreads: Bool { false }
+
+    /// Defaults to whether the calling code runs inside one of this scheduler's actions.
+    public var isCurrent: Bool { Schedulers.current === self }
 
     /// A monotonic clock shared by the real-time schedulers: time since Ripple first read it.
     public var now: Duration {

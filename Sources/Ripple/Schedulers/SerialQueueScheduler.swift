@@ -10,27 +10,38 @@ import Dispatch
 public final class SerialQueueScheduler: Scheduler {
     /// The serial queue actions run on.
     public let queue: DispatchQueue
+    /// Who runs the queue's actions now (shared with other schedulers on the same queue).
+    @usableFromInline let occupancy: QueueOccupancy
 
     /// Creates a scheduler on a new serial queue named `label`.
     public init(label: String, qos: DispatchQoS = .default) {
         queue = DispatchQueue(label: label, qos: qos)
+        occupancy = QueueOccupancy.of(queue)
     }
 
     /// Wraps an existing queue, which must be serial.
+    ///
+    /// Several schedulers may wrap one queue: each counts code running on the queue, its own
+    /// actions or not, as current (`isCurrent`).
     public init(queue: DispatchQueue) {
         self.queue = queue
+        occupancy = QueueOccupancy.of(queue)
     }
 
     /// True: actions run on dispatch's threads, whether or not anyone waits.
     public var runsActionsOnItsOwnThreads: Bool { true }
 
+    /// Whether the calling code runs on `queue`: in an action of this or another scheduler
+    /// on it, or in a block submitted to the queue directly.
+    public var isCurrent: Bool { occupancy.isCurrent || Schedulers.current === self }
+
     @discardableResult
     public func schedule(_ action: @escaping @Sendable () -> Void) -> any Disposable {
-        queue.schedule(as: self, after: nil, action)
+        queue.schedule(as: self, after: nil, occupancy: occupancy, action)
     }
 
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> any Disposable {
-        queue.schedule(as: self, after: delay, action)
+        queue.schedule(as: self, after: delay, occupancy: occupancy, action)
     }
 }

@@ -113,6 +113,25 @@ import RippleTestSupport
               case .released = machine.look(by: me, word: &word, needsTidy: false) else { Issue.record("a, b, released"); return }
     }
 
+    @Test func aForwarderSenderWhoseFirstEntryTheHolderTookLeavesItsSecondToTheHolder() {
+        // zip's value + completion, `enqueueEnd`, buffer: two entries in one critical section of
+        // the operator. Between them the holder took the first and will wake the sender once; a
+        // second owned entry would owe a second wake that the sender never waits for.
+        var machine = Machine(), word = holder | 1
+        let waiter = TurnWaiter(me)
+        func enqueue(_ work: String) -> Machine.Enqueued {
+            machine.enqueue(work, by: me, word: &word, isMe: { _ in false }, waiter: waiter, mayWait: { _, _ in true })
+        }
+        guard case .waiting = enqueue("a") else { Issue.record("not waiting"); return }
+        guard case .deliverFor(let owner, "a", last: true) = machine.look(by: holder, word: &word, needsTidy: false, combined: 0) else {
+            Issue.record("the holder did not combine the sender's entry"); return
+        }
+        #expect(owner === waiter)
+        guard case .queued = enqueue("b") else { Issue.record("the second entry is owned: a second wake is owed"); return }
+        #expect(machine.queue.first?.waiter == nil && machine.queue.first?.work == "b")
+        #expect(!machine.hasEntries(ownedBy: me), "the sender waits for exactly the one wake it is owed")
+    }
+
     /// A sequential simulation of threads driving one owner through the transitions, in a random
     /// interleaving per seed: every event is delivered exactly once, each sender's events in its
     /// order, deliveries never overlap, the queue stays bounded, a holder delivers at most its

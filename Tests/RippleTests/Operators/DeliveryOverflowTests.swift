@@ -88,6 +88,58 @@ import RippleTestSupport
         subscription.dispose()
     }
 
+    /// Sends `count` values and a completion from a block, then waits for `recorder` to complete.
+    private func expectAllDelivered(
+        _ recorder: Recorder<Int>, count: Int, _ what: Comment, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let completed = waitUntil(timeout: 20) { recorder.isCompleted }
+        #expect(completed, what, sourceLocation: sourceLocation)
+        #expect(recorder.values == Array(1...count), sourceLocation: sourceLocation)
+    }
+
+    @Test func aProducerOnTheSchedulersQueueOutsideItsActionsDoesNotWaitForItsOwnDrain() {
+        let queue = DispatchQueue(label: "shared")
+        let scheduler = SerialQueueScheduler(queue: queue)
+        let recorder = Recorder<Int>()
+        let source = Subject<Int>()
+        let subscription = source.deliver(on: scheduler, bufferSize: 2).subscribe(recorder)
+        queue.async {  // the queue's own code, not an action of the scheduler: the drain queues behind it
+            for value in 1...100 { source.sendNext(value) }
+            source.sendCompleted()
+        }
+        expectAllDelivered(recorder, count: 100, "a block on the scheduler's queue waited for a drain queued behind it")
+        subscription.dispose()
+    }
+
+    @Test func aProducerOnAnotherSchedulerOfTheSameQueueDoesNotWaitForTheDrain() {
+        let queue = DispatchQueue(label: "shared")
+        let producing = SerialQueueScheduler(queue: queue), delivering = SerialQueueScheduler(queue: queue)
+        let recorder = Recorder<Int>()
+        let source = Subject<Int>()
+        let subscription = source.deliver(on: delivering, bufferSize: 2).subscribe(recorder)
+        producing.schedule {
+            for value in 1...100 { source.sendNext(value) }
+            source.sendCompleted()
+        }
+        expectAllDelivered(recorder, count: 100, "an action of one scheduler waited for a drain of another on the same queue")
+        subscription.dispose()
+    }
+
+    @Test func aChainOfDeliveriesFedFromAnActionOfItsLastSchedulerDoesNotDeadlock() {
+        // The action on `last` waits for room in the relay to `first`; `first`'s drain waits for
+        // room in the relay to `last`, whose drain can only start once that action returns.
+        let first = SerialQueueScheduler(label: "first"), last = SerialQueueScheduler(label: "last")
+        let recorder = Recorder<Int>()
+        let source = Subject<Int>()
+        let subscription = source.deliver(on: first, bufferSize: 1).deliver(on: last, bufferSize: 1).subscribe(recorder)
+        last.schedule {
+            for value in 1...200 { source.sendNext(value) }
+            source.sendCompleted()
+        }
+        expectAllDelivered(recorder, count: 200, "a relay waited for a drain held up by the thread waiting for it")
+        subscription.dispose()
+    }
+
     @Test func aDrainSendingBackUpstreamWhileTheSenderWaitsForRoomDoesNotDeadlock() {
         let scheduler = SerialQueueScheduler(label: "echo")
         let source = Subject<Int>()

@@ -22,6 +22,11 @@
  *               drain later; one sender's event may be delivered for it before it drains. Then
  *               each sender sends to a Subscriber that the other one holds: every send returns
  *               only once its event was delivered (no stale wake is left for the next wait).
+ *               With TWICE, the first sender enqueues a second event before it drains: its run
+ *               goes on (owned) if its first entry is still last in the queue, else, once the
+ *               holder took that entry, the second is ownerless (one owed wake, not two).
+ *               SECOND_OWNED puts back the defect of owning that second entry too: a stale
+ *               wake, kept as a counterexample the checker must find.
  *   RELAY       deliver(on:) with a buffer of one value and the `.wait` policy: thread 1 sends
  *               values into a subject whose callback feeds the relay (waiting for room), while
  *               the drain, thread 2, delivers them and sends each one back into that subject.
@@ -77,7 +82,7 @@ byte replayLength;        /* JOIN: history length when the subscribe entered */
 #endif
 
 /* Locals of the inlines, declared once per proctype (Promela hoists inline declarations). */
-#define LOCALS byte result, cyc, x, steps, next, le, lw, old, e2, w2, n, i, combined; bool accepted, took
+#define LOCALS byte result, cyc, x, steps, next, le, lw, old, e2, w2, n, i, combined, lo; bool accepted, took, last
 
 /* Records that event e enters owner o's turn now (under the lock or with the take). */
 inline enter(o, e) {
@@ -90,6 +95,25 @@ inline enter(o, e) {
   if :: e == JOINWORK -> replayLength = historyCount :: else -> history[historyCount] = e; historyCount++ fi
 #endif
   skip
+}
+
+/* owner = the thread owning the last entry of owner o's queue (NONE when empty or ownerless);
+   rotates the queue once, leaving it as it was. Inside an atomic step. */
+inline lastOwnerOf(o, owner) {
+  owner = NONE; n = len(queue[o]);
+  do
+  :: n > 0 -> queue[o]?e2,w2; queue[o]!e2,w2; owner = w2; n--
+  :: n == 0 -> break
+  od
+}
+
+/* owns = TurnMachine.hasEntries(ownedBy: t): whether thread t owns an entry of owner o's queue. */
+inline ownsEntries(o, t, owns) {
+  owns = 0; n = len(queue[o]);
+  do
+  :: n > 0 -> queue[o]?e2,w2; queue[o]!e2,w2; if :: w2 == t -> owns = 1 :: else -> skip fi; n--
+  :: n == 0 -> break
+  od
 }
 
 /* cycle = whether thread t waiting for a turn held by h would close a cycle in the wait-for graph. */
@@ -223,7 +247,8 @@ inline finishTurn(o, t) {
                  if
                  :: lw == NONE || lw == t -> queue[o]?le,lw; look[o] = nempty(queue[o]); lw = NONE   /* deliver */
                  :: lw != NONE && lw != t && combined < BUDGET ->
-                      queue[o]?le,lw; look[o] = nempty(queue[o])                               /* combine */
+                      queue[o]?le,lw; look[o] = nempty(queue[o]);                              /* combine */
+                      ownsEntries(o, lw, last); last = !last                 /* wake it after its last */
                  :: lw != NONE && lw != t && combined >= BUDGET ->
                       holder[o] = lw; look[o] = 1; handed[lw] = 1; le = NONE; lw = NONE        /* handOff */
                  fi
@@ -231,7 +256,9 @@ inline finishTurn(o, t) {
        fi }
      if
      :: le != NONE && lw == NONE -> deliver(o, le, t); le = NONE      /* then look again */
-     :: le != NONE && lw != NONE -> deliver(o, le, t); le = NONE; combined++; done[lw] = 1; lw = NONE
+     :: le != NONE && lw != NONE ->
+          deliver(o, le, t); le = NONE; combined++;
+          if :: last -> done[lw] = 1 :: else -> skip fi; lw = NONE
      :: le == NONE && holder[o] != t -> break                /* released or handed off */
      :: le == NONE && holder[o] == t -> skip                 /* tidied: look again */
      fi
@@ -499,10 +526,20 @@ inline fwdEnqueue(o, e, t) {
     :: holder[o] == t -> look[o] = 1; queue[o]!e,NONE                          /* queueReentrant */
     :: holder[o] != 0 && holder[o] != t ->
          look[o] = 1;
-         closesCycle(t, holder[o], cyc);
+         lastOwnerOf(o, lo);
          if
-         :: cyc -> queue[o]!e,NONE                                             /* queueCycle */
-         :: !cyc -> waitsFor[t] = o + 1; queue[o]!e,t; expects[t] = 1          /* wait */
+         :: lo == t -> queue[o]!e,t                                            /* its run goes on */
+#ifndef SECOND_OWNED
+         :: lo != t && expects[t] -> queue[o]!e,NONE      /* its earlier entry was taken: one wake */
+#else
+         :: lo != t && expects[t] -> queue[o]!e,t         /* the bug fixed in 75f2e81's parent: a second owed wake */
+#endif
+         :: lo != t && !expects[t] ->
+              closesCycle(t, holder[o], cyc);
+              if
+              :: cyc -> queue[o]!e,NONE                                        /* queueCycle */
+              :: !cyc -> waitsFor[t] = o + 1; queue[o]!e,t; expects[t] = 1     /* wait */
+              fi
          fi
     fi }
 }
@@ -516,13 +553,18 @@ inline fwdDrain(o, t) {
        :: atomic { done[t] -> done[t] = 0; waitsFor[t] = 0 }
        :: atomic { handed[t] -> handed[t] = 0; waitsFor[t] = 0 }; finishTurn(o, t)
        fi
-  :: !expects[t] && holder[o] == t -> finishTurn(o, t)
   :: else -> skip
-  fi
+  fi;
+  /* then, as in Swift's loop: a later entry may have taken the free turn (holding) */
+  if :: holder[o] == t -> finishTurn(o, t) :: else -> skip fi
 }
 proctype F1() {
   LOCALS;
-  fwdEnqueue(0, 1, 1); fwdDrain(0, 1);
+  fwdEnqueue(0, 1, 1);
+#ifdef TWICE
+  fwdEnqueue(0, 5, 1);       /* a second entry before draining (zip's value + completion) */
+#endif
+  fwdDrain(0, 1);
   send(1, 3, 1);
   atomic { finished++ }
 }
@@ -536,6 +578,9 @@ init {
   atomic { run F1(); run F2() }
   finished == 2;
   assert(deliveredCount[1] == 1 && deliveredCount[2] == 1 && deliveredCount[3] == 1 && deliveredCount[4] == 1);
+#ifdef TWICE
+  assert(deliveredCount[5] == 1);
+#endif
   assert(!done[1] && !done[2] && !handed[1] && !handed[2] && waitsFor[1] == 0 && waitsFor[2] == 0)
 }
 #endif

@@ -61,10 +61,17 @@ public enum DeliveryOverflow: Sendable, Equatable {
     /// The sender blocks until the scheduler has taken values out (back-pressure; the default).
     ///
     /// Where waiting could never end, the value enters the buffer beyond its bound instead: when
-    /// the sender runs on the scheduler itself, when the scheduler does not run actions on its
-    /// own threads (`ImmediateScheduler`, `TestScheduler`, see
-    /// `Scheduler.runsActionsOnItsOwnThreads`), and when the scheduled delivery is itself
-    /// waiting for the sender (a cycle in the wait-for graph, see the `DeliveryTurn` article).
+    /// the sender holds the scheduler up (`Scheduler.isCurrent`: inside one of its actions, or
+    /// for a `SerialQueueScheduler` in any block on its queue, another scheduler's included),
+    /// when the scheduler does not run actions on its own threads (`ImmediateScheduler`,
+    /// `TestScheduler`, see `Scheduler.runsActionsOnItsOwnThreads`), and when the delivery is
+    /// itself waiting for the sender: a running drain whose callback waits for the sender, or a
+    /// scheduled drain queued behind a thread that waits for the sender (a cycle in the
+    /// wait-for graph, see the `DeliveryTurn` article).
+    ///
+    /// A thread that blocks a serial queue in ways Ripple cannot see (a semaphore, a
+    /// `DispatchQueue.sync` onto the queue from one of its blocks) can still hold a drain up;
+    /// waiting for room then lasts as long as that block does.
     case wait
     /// The oldest waiting value is dropped to make room.
     case dropOldest

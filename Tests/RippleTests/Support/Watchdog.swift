@@ -1,8 +1,10 @@
 import Foundation
 import Synchronization
 import Testing
+import RippleTestSupport
 
-/// Runs `body` on a thread of its own and waits at most `seconds` for it to return.
+/// Runs `body` on a thread of its own and waits at most `seconds` for it to return (five times
+/// that under a sanitizer, see `Workload.timeLimit`).
 ///
 /// A call that does not return in time — a thread trapped delivering someone else's work, or a
 /// deadlock — becomes a recorded failure naming `what` and the last `progress` the body reported,
@@ -20,9 +22,10 @@ func finishes(
     }
     thread.stackSize = 1 << 20
     thread.start()
-    if done.wait(timeout: .now() + seconds) == .success { return true }
+    let limit = Workload.timeLimit(seconds)
+    if done.wait(timeout: .now() + limit) == .success { return true }
     let step = progress.map { ", stuck after step \($0.steps)" } ?? ""
-    Issue.record("\(what) did not return within \(seconds) s\(step): a trapped or deadlocked thread", sourceLocation: sourceLocation)
+    Issue.record("\(what) did not return within \(limit) s\(step): a trapped or deadlocked thread", sourceLocation: sourceLocation)
     return false
 }
 

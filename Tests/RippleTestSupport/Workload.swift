@@ -1,6 +1,15 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Sizes and time limits of the heavy tests, scaled for sanitizer passes.
 ///
-/// `.ci/run` builds its sanitizer passes with `-DRIPPLE_TSAN` or `-DRIPPLE_ASAN`. Their runtimes
+/// Sanitizer runtimes are found in the running process (no build flag: a plain
+/// `swift test --sanitize=thread` or `--sanitize=address` is detected). Their runtimes
 /// multiply time and memory several times over, and ThreadSanitizer's runtime cannot keep
 /// books on millions of short-lived synchronized objects (it failed an internal CHECK while
 /// resetting its clocks, in the million-element tests). There every heavy workload runs at a
@@ -9,13 +18,9 @@
 ///
 ///     let depth = Workload.size(100_000)   // 10,000 under a sanitizer
 public enum Workload {
-    /// True in a build made for a sanitizer pass.
-    public static var isSanitized: Bool {
-        #if RIPPLE_TSAN || RIPPLE_ASAN
-        return true
-        #else
-        return false
-        #endif
+    /// True when ThreadSanitizer's or AddressSanitizer's runtime is in the process.
+    public static let isSanitized: Bool = ["__tsan_init", "__asan_init"].contains { (name: String) in
+        dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) != nil
     }
 
     /// `full`, or a tenth of it under a sanitizer.

@@ -25,4 +25,32 @@ static inline __attribute__((always_inline)) uintptr_t ripple_thread_pointer(voi
 #endif
 }
 
+/// ThreadSanitizer's `__tsan_acquire` and `__tsan_release`, when the TSan runtime is in the
+/// process (looked up with `dlsym` when the library loads), else null.
+///
+/// Ripple's `Lock` wraps `Synchronization.Mutex`, which parks on a futex from uninstrumented
+/// standard-library code: TSan cannot see that it orders memory. Each critical section calls
+/// these, so a plain `swift test --sanitize=thread` (Ripple's or a user's package) sees the
+/// locks without any flag. Outside TSan each costs one load and a branch not taken.
+extern void (*_Nullable ripple_tsan_acquire_hook)(const void *_Nonnull address);
+extern void (*_Nullable ripple_tsan_release_hook)(const void *_Nonnull address);
+
+static inline __attribute__((always_inline)) void ripple_tsan_acquire(const void *_Nonnull address) {
+    void (*hook)(const void *) = ripple_tsan_acquire_hook;
+    if (__builtin_expect(hook != 0, 0)) hook(address);
+}
+
+static inline __attribute__((always_inline)) void ripple_tsan_release(const void *_Nonnull address) {
+    void (*hook)(const void *) = ripple_tsan_release_hook;
+    if (__builtin_expect(hook != 0, 0)) hook(address);
+}
+
+/// Whether the ThreadSanitizer runtime is in the process.
+static inline int ripple_runs_under_tsan(void) { return ripple_tsan_acquire_hook != 0; }
+
+/// Adds `delta` to the calling thread's count of held Ripple locks (kept by `Lock` in debug
+/// builds) and returns the new count: the lock-discipline check asserts it is 0 wherever
+/// Ripple calls user code.
+long ripple_locks_held_add(long delta);
+
 #endif

@@ -1,17 +1,19 @@
+import CRippleThread
 import Synchronization
-
-#if RIPPLE_TSAN
-@usableFromInline @_silgen_name("__tsan_acquire") func tsanAcquire(_ address: UnsafeRawPointer)
-@usableFromInline @_silgen_name("__tsan_release") func tsanRelease(_ address: UnsafeRawPointer)
-#endif
 
 /// One `Mutex` guarding one `State` struct: the only lock type Ripple uses.
 ///
-/// It is `Synchronization.Mutex` with one addition. On Linux, `Mutex` parks on a futex
-/// from uninstrumented standard-library code, so ThreadSanitizer cannot see that it orders
-/// memory and reports every guarded access as a race. Built with `-DRIPPLE_TSAN` (as
-/// `.ci/run` does for its `--sanitize=thread` pass), each critical section tells TSan it
-/// acquires and releases the mutex; other builds compile to the plain `Mutex`.
+/// It is `Synchronization.Mutex` with two additions.
+///
+/// - ThreadSanitizer: on Linux, `Mutex` parks on a futex from uninstrumented standard-library
+///   code, so TSan cannot see that it orders memory and would report every guarded access as a
+///   race. When the TSan runtime is in the process (found at load time, no flag needed: a
+///   user's `swift test --sanitize=thread` gets it too), each critical section tells TSan it
+///   acquires and releases the mutex (`ripple_tsan_acquire`); otherwise that is one load and a
+///   branch not taken.
+/// - Lock discipline, in debug builds: each critical section counts itself on the thread, and
+///   every place Ripple calls user code checks the count is 0 (`RippleDebug.checkNoLockHeld`),
+///   so user code under a Ripple lock stops with a message naming the call.
 ///
 /// `State` is `Sendable` (each owner marks its state `@unchecked Sendable`: it never leaves
 /// the lock except as values the owner hands out deliberately). Never call user code inside
@@ -30,9 +32,11 @@ struct Lock<State: Sendable>: ~Copyable, Sendable {
     borrowing func withLock<Result>(_ body: (inout State) -> Result) -> Result {
         var result: Result?
         mutex.withLock { state in
-            #if RIPPLE_TSAN
-            withUnsafePointer(to: mutex) { tsanAcquire($0) }
-            defer { withUnsafePointer(to: mutex) { tsanRelease($0) } }
+            withUnsafePointer(to: mutex) { ripple_tsan_acquire($0) }
+            defer { withUnsafePointer(to: mutex) { ripple_tsan_release($0) } }
+            #if DEBUG
+            _ = ripple_locks_held_add(1)
+            defer { _ = ripple_locks_held_add(-1) }
             #endif
             result = body(&state)
         }

@@ -1,3 +1,4 @@
+import CRippleThread
 import Synchronization
 
 /// Counters for finding leaks, present in every build.
@@ -76,3 +77,17 @@ public enum RippleDebug {
 
 @usableFromInline
 let liveSubscriptionCount = Atomic<Int>(0)
+
+extension RippleDebug {
+    /// The lock-discipline check (debug builds): stops with a message naming `what` if the
+    /// calling thread holds a Ripple `Lock`. Called wherever Ripple is about to run user code —
+    /// a callback, a subscribe closure, `==` — since user code under a lock deadlocks as soon as
+    /// it re-enters. Compiles to nothing in release builds.
+    @inlinable @inline(__always)
+    static func checkNoLockHeld(_ what: @autoclosure () -> String) {
+        #if DEBUG
+        let held = ripple_locks_held_add(0)
+        precondition(held == 0, "Ripple: \(what()) called while this thread holds \(held) Ripple lock(s): user code must never run under a lock")
+        #endif
+    }
+}

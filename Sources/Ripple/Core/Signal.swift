@@ -51,6 +51,7 @@ public final class Signal<Value>: SignalProtocol, @unchecked Sendable {
             ?? (subscriber is SerializingReceiver ? nil : Subscriber(serializing: subscriber))
         if let direct { compound.add(direct) }
         let passthrough = PassthroughSubscriber(forwardingTo: subscriber, direct: direct, disposable: compound)
+        RippleDebug.checkNoLockHeld("a signal's subscribe closure")
         compound.add(producer.unsafelyUnwrapped(passthrough))
         return compound
     }

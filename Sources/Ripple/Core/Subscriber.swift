@@ -114,6 +114,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
         if status.load(ordering: .acquiring) != 0 { return }
         let me = TurnIdentity.current
         if turn.takeFree(me) {
+            RippleDebug.checkNoLockHeld("a subscriber's next callback")
             if let callbacks { callbacks._withUnsafeGuaranteedRef { $0.next?(value) } }
             finishTurn(me)
         } else {
@@ -187,6 +188,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
     @inlinable
     func deliver(_ event: Event<Value>) {
         guard let callbacks else { return }
+        RippleDebug.checkNoLockHeld("a subscriber's callback")
         callbacks._withUnsafeGuaranteedRef { callbacks in
             switch event {
             case .next(let value):

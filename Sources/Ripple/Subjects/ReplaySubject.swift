@@ -42,7 +42,10 @@ public final class ReplaySubject<Value>: SignalProtocol, SubscriberProtocol, Ser
 
     /// How many values a new subscriber would be replayed now.
     public var retainedCount: Int {
-        storage.withHistory { $0.liveCount() }
+        let now = storage.clock?.now ?? .zero  // user code: read before locking
+        let (count, expired) = storage.withHistory { $0.liveCount(at: now) }
+        _ = expired  // released after unlocking
+        return count
     }
 
     /// Records `value` and sends it to every current subscriber.

@@ -56,6 +56,9 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     /// Who delivers now.
     @usableFromInline let turn = DeliveryTurn()
     @usableFromInline let state: Lock<State>
+    /// The history's clock (`ReplaySubject` with a `maxAge`), read before locking: a user
+    /// scheduler's `now` is user code.
+    @usableFromInline let clock: (any Scheduler)?
     /// The subscriptions. Read and written only by the thread holding the delivery turn
     /// (the turn's acquire/release orders the accesses), so a send can walk it without
     /// the lock.
@@ -65,6 +68,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
 
     @inlinable
     init(history: History) {
+        clock = history.clock
         state = Lock(State(history: history))
     }
 
@@ -116,11 +120,14 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
             return run(.event(event), me)
         }
         let work = Work.event(event)
+        let now = clock?.now ?? .zero  // user code (a scheduler's clock): read before locking
+        var evicted = Evicted<Value>.none
+        defer { _ = evicted }  // released after unlocking: a value's deinit is user code
         let arrival: TurnMachine<Work>.Arrival? = state.withLock { state in
             guard state.terminal == nil else { return nil }
             if let accept, !accept(state.history) { return nil }
             if case .next(let value) = event {
-                state.history.record(value)
+                evicted = state.history.record(value, at: now)
             } else {
                 state.terminal = event
                 terminated.store(true, ordering: .releasing)
@@ -147,9 +154,14 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     @inlinable
     func subscribe(entry: Entry) -> any Disposable {
         let me = TurnIdentity.current
+        let now = clock?.now ?? .zero  // user code: read before locking
+        var expired = Evicted<Value>.none
+        defer { _ = expired }  // released after unlocking
         let (arrival, work) = state.withLock { state in
             let terminal = state.terminal
-            let work = Work.subscribe(entry, replay: state.history.replay(afterError: terminal?.error != nil), terminal: terminal)
+            let replay = state.history.replay(afterError: terminal?.error != nil, at: now)
+            expired = replay.expired
+            let work = Work.subscribe(entry, replay: replay.values, terminal: terminal)
             return (arrive(work, me, in: &state), work)
         }
         proceed(arrival, with: work, me)
@@ -252,6 +264,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     /// Runs the user-facing part of `work`; returns whether it delivered the terminal event.
     @inlinable
     func perform(_ work: Work) -> Bool {
+        RippleDebug.checkNoLockHeld("a subject's subscriber callbacks")
         switch work {
         case .event(let event):
             return subscribers.slots.withUnsafeBufferPointer { slots in

@@ -24,8 +24,19 @@ public final class ValuePromise<T: Equatable>: @unchecked Sendable {
     /// Sets the value and sends it to every `get()` subscriber (unless repeated and ignored).
     public func set(_ value: T) {
         if ignoreRepeated {
-            // Compared under the subject's lock, so two racing equal sets send once.
-            subject.storage.send(.next(value), accept: { $0.value != value })
+            // `==` is user code: compare a copy of the current value outside the subject's
+            // lock, then send only if that value is still current (no set in between); else
+            // compare again. Two racing equal sets still send once.
+            while true {
+                let (current, version) = subject.storage.withHistory { ($0.value, $0.version) }
+                if current == value { return }
+                var stale = false
+                subject.storage.send(.next(value), accept: { history in
+                    stale = history.version != version
+                    return !stale
+                })
+                if !stale { return }
+            }
         } else {
             subject.sendNext(value)
         }

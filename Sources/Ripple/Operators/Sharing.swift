@@ -13,11 +13,10 @@ public final class MulticastConnection<Value>: SignalProtocol, @unchecked Sendab
     /// Guarded by `state`.
     private struct State {
         var connection: SerialDisposable?
-        var subscriberCount = 0
     }
 
     private let source: any SignalProtocol<Value>
-    private let subject: any SignalProtocol<Value> & SubscriberProtocol<Value>
+    let subject: any SignalProtocol<Value> & SubscriberProtocol<Value>
     private let state = Lock(State())
 
     init(source: any SignalProtocol<Value>, subject: any SignalProtocol<Value> & SubscriberProtocol<Value>) {
@@ -58,26 +57,18 @@ public final class MulticastConnection<Value>: SignalProtocol, @unchecked Sendab
     /// again, into the same subject, and first sees what that subject replays. If the
     /// subject has ended (a finite source finished), the source is not run again: the late
     /// subscriber gets the subject's terminal event (after its replay, for a `ReplaySubject`).
+    ///
+    /// When `subscribe` returns, the source is connected, even if another thread is still
+    /// connecting it (the call waits for that thread); a reconnection waits until the previous
+    /// upstream subscription is disposed, so two never feed the subject at once.
     public func autoconnect() -> Signal<Value> {
-        Signal { subscriber in
-            let subscription = self.subject.subscribe(subscriber)
-            let isFirst = self.state.withLock { state in
-                state.subscriberCount += 1
-                return state.subscriberCount == 1
-            }
-            if isFirst { self.connect() }
-            return CompoundDisposable([subscription, ActionDisposable { self.releaseSubscriber() }])
+        let count = SharedConnection<MulticastConnection<Value>>(make: { self }, connect: { $0.connect() })
+        return Signal { subscriber in
+            let (connection, join) = count.join()
+            let subscription = connection.subject.subscribe(subscriber)
+            count.finishJoin(connection, join)
+            return CompoundDisposable([subscription, ActionDisposable { count.leave() }])
         }
-    }
-
-    private func releaseSubscriber() {
-        let connection: SerialDisposable? = state.withLock { state in
-            state.subscriberCount -= 1
-            guard state.subscriberCount == 0 else { return nil }
-            defer { state.connection = nil }
-            return state.connection
-        }
-        connection?.dispose()
     }
 }
 
@@ -133,7 +124,9 @@ extension SignalProtocol {
     ///
     /// The first subscriber connects; when the last one leaves the connection is disposed
     /// and reset: the next subscriber starts a fresh run of the source with a fresh subject,
-    /// so a late subscriber to a finished cold source sees it run again.
+    /// so a late subscriber to a finished cold source sees it run again. When `subscribe`
+    /// returns, the source is connected (a subscriber arriving while another thread connects
+    /// waits for it), and a fresh run starts only after the previous one is disposed.
     public func share() -> Signal<Value> {
         let shared = ShareState<Value>(source: self)
         return Signal { subscriber in shared.subscribe(subscriber) }
@@ -141,54 +134,17 @@ extension SignalProtocol {
 }
 
 /// The connection behind `share()`: a fresh `Subject` per connection, counted subscribers.
-final class ShareState<Value>: @unchecked Sendable {
-    /// Guarded by `state`.
-    private struct State {
-        var connection: MulticastConnection<Value>?
-        var connectionDisposable: (any Disposable)?
-        var subscriberCount = 0
-    }
-
-    private let source: any SignalProtocol<Value>
-    private let state = Lock(State())
+final class ShareState<Value>: Sendable {
+    private let count: SharedConnection<MulticastConnection<Value>>
 
     init(source: any SignalProtocol<Value>) {
-        self.source = source
+        count = SharedConnection(make: { source.multicast(Subject<Value>()) }, connect: { $0.connect() })
     }
 
     func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
-        let (connection, isFirst) = state.withLock { state -> (MulticastConnection<Value>, Bool) in
-            state.subscriberCount += 1
-            if let connection = state.connection { return (connection, false) }
-            let connection = source.multicast(Subject<Value>())
-            state.connection = connection
-            return (connection, true)
-        }
+        let (connection, join) = count.join()
         let subscription = connection.subscribe(subscriber)
-        if isFirst {
-            let disposable = connection.connect()
-            let stale = state.withLock { state -> Bool in
-                if state.connection === connection {
-                    state.connectionDisposable = disposable
-                    return false
-                }
-                return true
-            }
-            if stale { disposable.dispose() }
-        }
-        return CompoundDisposable([subscription, ActionDisposable { [self] in release(connection) }])
-    }
-
-    private func release(_ connection: MulticastConnection<Value>) {
-        let disposable: (any Disposable)? = state.withLock { state in
-            state.subscriberCount -= 1
-            guard state.subscriberCount == 0, state.connection === connection else { return nil }
-            defer {
-                state.connection = nil
-                state.connectionDisposable = nil
-            }
-            return state.connectionDisposable
-        }
-        disposable?.dispose()
+        count.finishJoin(connection, join)
+        return CompoundDisposable([subscription, ActionDisposable { [count] in count.leave() }])
     }
 }

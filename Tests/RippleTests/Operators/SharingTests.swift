@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Ripple
 import RippleTestSupport
@@ -137,5 +138,59 @@ import RippleTestSupport
         let late = Recorder<Int>()
         replayed.subscribe(late)
         #expect(late.values == [5])
+    }
+
+    /// A source whose subscribe and dispose are slow, counting its live upstream subscriptions.
+    private func slowCountedSource(_ upstream: Subject<Int>, live: Box<Int>, mostLive: Box<Int>) -> Signal<Int> {
+        Signal { subscriber in
+            let now = live.mutate { $0 += 1; return $0 }
+            mostLive.mutate { $0 = max($0, now) }
+            usleep(200)  // widens the window between counting and connecting
+            let inner = upstream.subscribe(subscriber)
+            return ActionDisposable {
+                inner.dispose()
+                usleep(200)  // and between disconnecting and the count reaching zero
+                live.mutate { $0 -= 1 }
+            }
+        }
+    }
+
+    @Test(arguments: ["autoconnect", "share"])
+    func aReconnectionWaitsForTheDisconnectSoTwoUpstreamSubscriptionsNeverOverlap(_ kind: String) {
+        let upstream = Subject<Int>()
+        let live = Box(0), mostLive = Box(0)
+        let source = slowCountedSource(upstream, live: live, mostLive: mostLive)
+        let shared = kind == "share" ? source.share() : source.publish().autoconnect()
+        let finished = runConcurrently(threads: 4) { _ in
+            for _ in 0..<Workload.size(200) {
+                shared.subscribe(next: { _ in }).dispose()
+            }
+        }
+        #expect(finished)
+        #expect(mostLive.value == 1, "two upstream subscriptions fed the shared subject at once")
+        #expect(live.value == 0)
+    }
+
+    @Test(arguments: ["autoconnect", "share"])
+    func aSubscriberArrivingWhileAnotherThreadConnectsReturnsConnected(_ kind: String) {
+        for _ in 0..<Workload.size(100) {
+            let upstream = Subject<Int>()
+            let live = Box(0), mostLive = Box(0)
+            let source = slowCountedSource(upstream, live: live, mostLive: mostLive)
+            let shared = kind == "share" ? source.share() : source.publish().autoconnect()
+            let seen = Box<[Int]>([])
+            let subscriptions = Box<[any Disposable]>([])
+            let finished = runConcurrently(threads: 2) { thread in
+                let subscription = shared.subscribe(next: { value in seen.mutate { $0.append(value) } })
+                subscriptions.mutate { $0.append(subscription) }
+                upstream.sendNext(thread)  // connected by now, whoever connected
+            }
+            #expect(finished)
+            // Each thread sent after its own subscribe returned: at least its own subscriber got it.
+            let values = seen.value
+            #expect(values.contains(0) && values.contains(1), "a value sent after subscribe returned was lost: \(values)")
+            for subscription in subscriptions.value { subscription.dispose() }
+            #expect(live.value == 0)
+        }
     }
 }

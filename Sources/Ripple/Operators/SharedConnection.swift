@@ -1,0 +1,158 @@
+import Dispatch
+
+/// The reference count behind `autoconnect()` and `share()`: the first subscriber connects,
+/// the last one leaving disconnects, and a connect and a disconnect never overlap.
+///
+/// RxSwift's `refCount` connects under a recursive lock; Ripple never runs user code (the
+/// source's subscribe and dispose) under a lock, so the phases say who is doing what and
+/// other threads wait for them outside the lock:
+///
+/// - `idle`: no connection. A subscriber arriving makes one (`make`, objects only) and
+///   connects it, after subscribing itself to it.
+/// - `connecting(by:)`: that thread runs the source's subscribe. A subscriber arriving on
+///   another thread is counted and waits until it ends, so that once its `subscribe` returns
+///   the source is connected (nothing sent upstream after that is lost); one arriving on the
+///   connecting thread itself (from inside the source's subscribe) does not wait for itself.
+/// - `connected`: subscribers are counted in and out; the last one out disconnects.
+/// - `disconnecting(by:)`: that thread disposes the upstream subscription. A subscriber
+///   arriving on another thread waits until it ends and starts a fresh connection, so two
+///   upstream subscriptions never feed one subject at once.
+///
+/// Invariants (under `state`): `count` is the number of subscribers counted in and not yet out;
+/// `current` is non-nil exactly while `connecting` or `connected`; every waiter is woken when
+/// the phase it waited on ends (woken waiters re-check).
+final class SharedConnection<Connection: AnyObject>: @unchecked Sendable {
+    // @unchecked: `state` guards all mutable state; `make` and `connect` are immutable.
+    enum Phase: Equatable {
+        case idle
+        case connecting(by: UInt)
+        case connected
+        case disconnecting(by: UInt)
+    }
+
+    /// Guarded by `state`.
+    private struct State: @unchecked Sendable {  // the connection and disposable only leave to the thread acting on them
+        var phase = Phase.idle
+        var count = 0
+        var current: Connection?
+        var disposable: (any Disposable)?
+        var waiters: [DispatchSemaphore] = []
+
+        /// Takes the waiters, to be woken after unlocking.
+        mutating func takeWaiters() -> [DispatchSemaphore] {
+            defer { waiters = [] }
+            return waiters
+        }
+    }
+
+    /// What a joining subscriber does once it has subscribed to the connection.
+    enum Join {
+        /// Connect it: this subscriber is the first.
+        case connect
+        /// Wait until the connecting thread is done.
+        case wait(DispatchSemaphore)
+        /// Nothing: connected already, or connecting on this very thread.
+        case joined
+    }
+
+    private let state = Lock(State())
+    private let make: @Sendable () -> Connection
+    private let connect: @Sendable (Connection) -> any Disposable
+
+    /// - Parameters:
+    ///   - make: Builds a connection (no user code: it runs under the lock).
+    ///   - connect: Connects one to the source (user code: runs outside the lock).
+    init(make: @escaping @Sendable () -> Connection, connect: @escaping @Sendable (Connection) -> any Disposable) {
+        self.make = make
+        self.connect = connect
+    }
+
+    /// Counts a subscriber in and returns the connection to subscribe to, and what to do
+    /// after subscribing (`finishJoin`). Waits first if another thread is disconnecting.
+    func join() -> (Connection, Join) {
+        let me = TurnIdentity.current
+        while true {
+            let (connection, join, retry): (Connection?, Join, DispatchSemaphore?) = state.withLock { state in
+                switch state.phase {
+                case .idle:
+                    return (start(&state, me), .connect, nil)
+                case .disconnecting(let thread):
+                    if thread == me { return (start(&state, me), .connect, nil) }  // from the upstream's dispose
+                    let semaphore = DispatchSemaphore(value: 0)
+                    state.waiters.append(semaphore)
+                    return (nil, .joined, semaphore)
+                case .connecting(let thread):
+                    state.count += 1
+                    if thread == me { return (state.current, .joined, nil) }
+                    let semaphore = DispatchSemaphore(value: 0)
+                    state.waiters.append(semaphore)
+                    return (state.current, .wait(semaphore), nil)
+                case .connected:
+                    state.count += 1
+                    return (state.current, .joined, nil)
+                }
+            }
+            if let connection { return (connection, join) }
+            retry?.wait()
+        }
+    }
+
+    /// Starts connecting as the first subscriber (under the lock).
+    private func start(_ state: inout State, _ me: UInt) -> Connection {
+        let connection = make()
+        state.phase = .connecting(by: me)
+        state.count = 1
+        state.current = connection
+        return connection
+    }
+
+    /// After subscribing to the connection `join` returned: connects it, or waits for the
+    /// thread connecting it.
+    func finishJoin(_ connection: Connection, _ join: Join) {
+        switch join {
+        case .joined:
+            return
+        case .wait(let semaphore):
+            semaphore.wait()
+        case .connect:
+            let disposable = connect(connection)
+            let me = TurnIdentity.current
+            let (disconnect, waiters): ((any Disposable)?, [DispatchSemaphore]) = state.withLock { state in
+                if state.count == 0 {  // everyone left while it connected
+                    state.phase = .disconnecting(by: me)
+                    state.current = nil
+                    return (disposable, state.takeWaiters())
+                }
+                state.phase = .connected
+                state.disposable = disposable
+                return (nil, state.takeWaiters())
+            }
+            for waiter in waiters { waiter.signal() }
+            if let disconnect { finishDisconnecting(disconnect, me) }
+        }
+    }
+
+    /// Counts a subscriber out; the last one disconnects.
+    func leave() {
+        let me = TurnIdentity.current
+        let disconnect: (any Disposable)? = state.withLock { state in
+            state.count -= 1
+            guard state.count == 0, state.phase == .connected else { return nil }  // connecting: its thread disconnects
+            state.phase = .disconnecting(by: me)
+            state.current = nil
+            defer { state.disposable = nil }
+            return state.disposable
+        }
+        if let disconnect { finishDisconnecting(disconnect, me) }
+    }
+
+    /// Disposes the upstream subscription, then lets waiting subscribers connect afresh.
+    private func finishDisconnecting(_ disposable: any Disposable, _ me: UInt) {
+        disposable.dispose()
+        let waiters = state.withLock { state in
+            if state.phase == .disconnecting(by: me) { state.phase = .idle }
+            return state.takeWaiters()
+        }
+        for waiter in waiters { waiter.signal() }
+    }
+}

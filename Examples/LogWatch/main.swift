@@ -9,7 +9,7 @@ import Ripple
 // a ReplaySubject(capacity:maxAge:), the status lives in a BehaviorSubject, and every callback
 // runs on one SerialQueueScheduler, so the daemon needs no lock of its own.
 // SIGHUP prints "# replay N" and the cached lines, oldest first; SIGTERM or SIGINT disposes
-// everything and exits 0.
+// everything and exits 0 (repeating the signal meanwhile changes nothing).
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("ripple-logwatch: \(message)\n".utf8))
@@ -74,8 +74,14 @@ Signal.unixSignals(SIGHUP).deliver(on: scheduler).subscribeNext { _ in
     cached.forEach(write)
 }.disposed(by: everything)
 
+// Holds SIGTERM and SIGINT until the process exits (it is not in `everything`): while any
+// subscription to a signal lives, the signal cannot kill the process, so a second SIGTERM
+// during the shutdown below is absorbed instead of restoring the default and dying by it.
+let holdingStopSignals = Signal.unixSignals(SIGTERM, SIGINT).subscribe()
+
 // On SIGTERM or SIGINT: give the follower one more poll (so a line written just before the
-// signal is not lost), then dispose everything and exit 0 — well within a second.
+// signal is not lost), then dispose everything and exit 0 — well within a second. Later
+// SIGTERMs and SIGINTs change nothing.
 Signal.unixSignals(SIGTERM, SIGINT).take(1).delay(.milliseconds(150), on: scheduler).subscribeNext { _ in
     status.sendNext("stopping")
     everything.dispose()
@@ -84,4 +90,4 @@ Signal.unixSignals(SIGTERM, SIGINT).take(1).delay(.milliseconds(150), on: schedu
 
 scheduler.schedule { status.sendNext("following \(path)") }
 stopped.wait()
-exit(0)
+withExtendedLifetime(holdingStopSignals) { exit(0) }

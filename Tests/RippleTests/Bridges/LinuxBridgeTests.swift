@@ -186,6 +186,13 @@ import RippleTestSupport
         process.standardError = FileHandle.nullDevice
         let output = Output()
         pipe.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
+        // A child inherits its parent's blocked signals, and the test runner's threads block them
+        // all: with SIGTERM blocked a wrong disposition could never kill the daemon. Start it as a
+        // shell would, with nothing blocked (Foundation spawns from the calling thread).
+        var nothing = sigset_t(), blocked = sigset_t()
+        sigemptyset(&nothing)
+        pthread_sigmask(SIG_SETMASK, &nothing, &blocked)
+        defer { pthread_sigmask(SIG_SETMASK, &blocked, nil) }
         try process.run()
         return (process, output)
     }
@@ -220,6 +227,28 @@ import RippleTestSupport
         #expect(process.terminationStatus == 0)
         #expect(process.terminationReason == .exit)
         #expect(waitUntil(timeout: 2) { output.lines.last == "ERROR written just before SIGTERM" }, "nothing was lost")
+    }
+
+    /// An impatient operator (or a supervisor) repeats SIGTERM while the daemon shuts down.
+    @Test func aSecondSIGTERMFiftyMillisecondsAfterTheFirstStillExitsZeroWithNothingLost() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ripple-logwatch-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let log = directory.appendingPathComponent("service.log").path
+        try "".write(toFile: log, atomically: false, encoding: .utf8)
+        let (process, output) = try start([log])
+        Thread.sleep(forTimeInterval: 0.3)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        try handle.seekToEnd()
+        handle.write(Data("first\nwritten just before SIGTERM\n".utf8))
+        try handle.close()
+        kill(process.processIdentifier, SIGTERM)
+        usleep(50_000)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit, "killed by signal \(process.terminationStatus)")
+        #expect(process.terminationStatus == 0)
+        #expect(waitUntil(timeout: 2) { output.lines == ["first", "written just before SIGTERM"] }, "nothing was lost")
     }
 
     @Test func badOptionsAndRegexesExitTwoWithAMessage() throws {

@@ -120,3 +120,46 @@ private func send(_ number: Int32, until recorder: Recorder<Int32>, has count: I
         }
     }
 }
+
+@Suite(.serialized, .leakChecked) struct LinesDisposalTests {
+    /// A caller may close its descriptor once `dispose()` returns; the number is then free for
+    /// an unrelated file, which the disposed reader must never read.
+    @Test func afterDisposeReturnsNothingIsReadFromAnUnrelatedFileReusingTheDescriptor() throws {
+        for round in 1...3 {
+            let old = Pipe()
+            let descriptor = old.fileHandleForReading.fileDescriptor
+            let recorder = Recorder<String>()
+            let subscription = Signal.lines(from: old.fileHandleForReading).subscribe(recorder)
+            usleep(20_000)  // the reader is waiting for data
+            subscription.dispose()
+            // The caller closes the descriptor and an unrelated file takes its number, with data in it
+            // (dup2 closes `descriptor` and reuses the number in one step).
+            let unrelated = Pipe()
+            let payload = Array("not yours\n".utf8)
+            #expect(write(unrelated.fileHandleForWriting.fileDescriptor, payload, payload.count) == payload.count)
+            #expect(dup2(unrelated.fileHandleForReading.fileDescriptor, descriptor) == descriptor)
+            try old.fileHandleForWriting.close()  // the old pipe hangs up: wakes a reader still polling it
+            usleep(200_000)
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let count = read(descriptor, &buffer, buffer.count)
+            #expect(count == payload.count, "round \(round): the disposed reader took the unrelated file's data")
+            #expect(recorder.events.isEmpty)
+        }
+    }
+
+    @Test func disposingFromInsideACallbackOnTheReaderThreadDoesNotWaitForItself() throws {
+        let pipe = Pipe()
+        let recorder = Recorder<String>()
+        Signal.lines(from: pipe.fileHandleForReading).take(1).subscribe(recorder)  // disposes on the reader thread
+        pipe.fileHandleForWriting.write(Data("one\ntwo\n".utf8))
+        #expect(waitUntil(timeout: 5) { recorder.isCompleted })
+        #expect(recorder.events == [.next("one"), .completed])
+        // A second subscription to the same descriptor reads what the first left.
+        let second = Recorder<String>()
+        let subscription = Signal.lines(from: pipe.fileHandleForReading).subscribe(second)
+        pipe.fileHandleForWriting.write(Data("three\n".utf8))
+        #expect(waitUntil(timeout: 5) { second.values.last == "three" })
+        subscription.dispose()
+    }
+}

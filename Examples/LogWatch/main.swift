@@ -74,10 +74,10 @@ Signal.unixSignals(SIGHUP).deliver(on: scheduler).subscribeNext { _ in
     cached.forEach(write)
 }.disposed(by: everything)
 
-// Holds SIGTERM and SIGINT until the process exits (it is not in `everything`): while any
-// subscription to a signal lives, the signal cannot kill the process, so a second SIGTERM
-// during the shutdown below is absorbed instead of restoring the default and dying by it.
-let holdingStopSignals = Signal.unixSignals(SIGTERM, SIGINT).subscribe()
+// Holds SIGTERM, SIGINT and SIGHUP until the process exits (it is not in `everything`): while
+// any subscription to a signal lives, the signal cannot kill the process, so a second SIGTERM
+// (or a SIGHUP) during the shutdown below is absorbed instead of meeting the restored default.
+let holdingStopSignals = Signal.unixSignals(SIGTERM, SIGINT, SIGHUP).subscribe()
 
 // On SIGTERM or SIGINT: give the follower one more poll (so a line written just before the
 // signal is not lost), then dispose everything and exit 0 — well within a second. Later

@@ -6,8 +6,10 @@ extension SignalProtocol {
     /// Observes values on behalf of `owner`, held weakly and handed back with its own type
     /// (delegate replacement without retain cycles).
     ///
-    /// Nothing is delivered once `owner` is freed; the observation then removes itself,
-    /// at the latest when the next event arrives.
+    /// Nothing is delivered once `owner` is freed. The observation, its closure and whatever
+    /// that captured are then released: on a subject (`Subject`, `BehaviorSubject`,
+    /// `ReplaySubject`) at the next value sent or the next subscribe to that subject, whichever
+    /// comes first; on any other signal at the next value. Disposing it releases them at once.
     ///
     ///     downloader.progress.observe(owner: self) { screen, progress in
     ///         screen.show(progress)            // `screen` is `self`, never retained
@@ -25,13 +27,15 @@ extension SignalProtocol {
             }
             callback(owner, value)
         }
+        (self as? ObservationHost)?.ownedObservations.add(owner: owner, subscription)
         return subscription
     }
 
     /// Observes values on behalf of a weakly held `owner`, delivered on `scheduler`.
     ///
     /// Events keep their order on any scheduler; the owner is checked when each value is
-    /// delivered, so none arrives after it is freed.
+    /// delivered, so none arrives after it is freed. A dead owner's observation is released
+    /// as `observe(owner:_:)` says.
     ///
     ///     model.changes.observe(owner: self, on: SerialQueueScheduler(label: "ui")) { screen, change in
     ///         screen.apply(change)
@@ -42,7 +46,9 @@ extension SignalProtocol {
         on scheduler: any Scheduler,
         _ callback: @escaping (Owner, Value) -> Void
     ) -> any Disposable {
-        deliver(on: scheduler).observe(owner: owner, callback)
+        let observation = deliver(on: scheduler).observe(owner: owner, callback)
+        (self as? ObservationHost)?.ownedObservations.add(owner: owner, observation)
+        return observation
     }
 
     /// Observes the next value only, then ends the observation (a one-shot observer).

@@ -59,6 +59,8 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     /// The history's clock (`ReplaySubject` with a `maxAge`), read before locking: a user
     /// scheduler's `now` is user code.
     @usableFromInline let clock: (any Scheduler)?
+    /// `observe(owner:)` observations, purged of dead owners on every subscribe.
+    @usableFromInline let owned = OwnedObservations()
     /// The subscriptions. Read and written only by the thread holding the delivery turn
     /// (the turn's acquire/release orders the accesses), so a send can walk it without
     /// the lock.
@@ -153,6 +155,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     /// the turn if another thread holds it); returns once the replay is delivered.
     @inlinable
     func subscribe(entry: Entry) -> any Disposable {
+        owned.purge()
         let me = TurnIdentity.current
         let now = clock?.now ?? .zero  // user code: read before locking
         var expired = Evicted<Value>.none

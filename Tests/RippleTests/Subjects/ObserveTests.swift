@@ -87,6 +87,43 @@ import RippleTestSupport
         #expect(subject.storage.subscriberCount == 0)
     }
 
+    @Test(arguments: ["subject", "behavior", "replay"])
+    func aDeadOwnersObservationOnAQuietSubjectIsReleasedWhenAnyoneSubscribes(_ kind: String) {
+        final class Captured {}
+        weak var weakCaptured: Captured?
+        let subject: any SignalProtocol<Int> & SubscriberProtocol<Int> = switch kind {
+        case "behavior": BehaviorSubject(0)
+        case "replay": ReplaySubject<Int>(capacity: 1)
+        default: Subject<Int>()
+        }
+        do {
+            let screen = Screen()
+            let captured = Captured()
+            weakCaptured = captured
+            subject.observe(owner: screen) { _, _ in _ = captured }
+        }
+        #expect(weakCaptured != nil, "nothing has happened on the subject yet")
+        let other = subject.subscribe(next: { _ in })  // no value sent
+        #expect(weakCaptured == nil, "the dead owner's observation kept its captures")
+        other.dispose()
+    }
+
+    @Test func aDeadOwnersObservationOnADeliveringSubjectIsReleasedWhenAnyoneSubscribes() {
+        final class Captured {}
+        weak var weakCaptured: Captured?
+        let subject = Subject<Int>()
+        let clock = TestScheduler()
+        do {
+            let screen = Screen()
+            let captured = Captured()
+            weakCaptured = captured
+            subject.observe(owner: screen, on: clock) { _, _ in _ = captured }
+        }
+        subject.subscribe(next: { _ in }).dispose()
+        #expect(weakCaptured == nil)
+        #expect(clock.pendingCount == 0)
+    }
+
     @Test func freeingASubjectFreesObserverClosures() {
         final class Captured {}
         weak var weakCaptured: Captured?

@@ -39,6 +39,27 @@ public final class Subject<Value>: SignalProtocol, SubscriberProtocol, Serializi
 
     /// Sends `value` to every current subscriber.
     @inlinable public func sendNext(_ value: Value) { storage.send(.next(value)) }
+
+    /// Sends `value` to one subscription of this subject only (Uber Signals' firing to one
+    /// observer), in the subject's order: the same ordering, waiting and re-entrancy rules as
+    /// `sendNext(_:)`, and the same thread.
+    ///
+    /// Nothing is recorded: other and later subscribers never see the value. Ignored
+    /// (returns false) when `subscription` is not a live subscription returned by this
+    /// subject's `subscribe` or `subscribeNext`, or when the subject has ended.
+    ///
+    ///     let a = subject.subscribeNext { print("a \($0)") }
+    ///     subject.subscribeNext { print("b \($0)") }
+    ///     subject.sendNext(1, to: a)   // a 1
+    ///
+    /// - Parameters:
+    ///   - value: The value to send.
+    ///   - subscription: The disposable that subscribing to this subject returned.
+    /// - Returns: Whether the value was accepted for delivery.
+    @inlinable @discardableResult
+    public func sendNext(_ value: Value, to subscription: any Disposable) -> Bool {
+        storage.send(value, to: subscription)
+    }
     /// Fails the subject: every subscriber, current and later, gets `error`.
     public func sendError(_ error: any Error) { storage.send(.error(error)) }
     /// Completes the subject: every subscriber, current and later, gets completion.

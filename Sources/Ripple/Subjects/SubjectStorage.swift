@@ -37,6 +37,8 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
         /// Add a new subscription (unless the subject had ended when it subscribed), deliver its
         /// replay, then the terminal event if the subject had ended.
         case subscribe(Entry, replay: [Value], terminal: Event<Value>?)
+        /// Deliver a value to one subscription only (`sendNext(_:to:)`), unless it has left.
+        case nextTo(Entry, Value)
     }
 
     /// Guarded by `state`.
@@ -137,6 +139,22 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
             return arrive(work, me, in: &state)
         }
         if let arrival { proceed(arrival, with: work, me) }
+    }
+
+    /// Sends `value` to `subscription` alone, if it is one of this subject's and the subject
+    /// has not ended; in the subject's order, like any send. Returns whether it was accepted.
+    @inlinable
+    func send(_ value: Value, to subscription: any Disposable) -> Bool {
+        guard let entry = subscription as? Entry, entry.storage === self, !entry.isDisposed else { return false }
+        let me = TurnIdentity.current
+        let work = Work.nextTo(entry, value)
+        let arrival: TurnMachine<Work>.Arrival? = state.withLock { state in
+            guard state.terminal == nil else { return nil }
+            return arrive(work, me, in: &state)
+        }
+        guard let arrival else { return false }
+        proceed(arrival, with: work, me)
+        return true
     }
 
     // MARK: Subscribing
@@ -289,6 +307,9 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
                 }
                 return true
             }
+        case .nextTo(let entry, let value):
+            if !entry.isDisposed { entry.deliverNext(value) }
+            return false
         case .subscribe(let entry, let replay, let terminal):
             if entry.isDisposed { return false }
             // Not ended when it subscribed: join now, so events accepted after it reach it.

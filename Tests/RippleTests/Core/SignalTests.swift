@@ -147,12 +147,17 @@ import RippleTestSupport
 
     @Test func longRunningProducerSeesIsDisposed() {
         let flags = Box<[Bool]>([])
+        let held = Box<PassthroughSubscriber<Int>?>(nil)
         let d = Signal<Int> { subscriber in
             flags.mutate { $0.append(subscriber.isDisposed) }
+            held.value = subscriber  // a producer that keeps working after subscribe returns
             return nil
         }.subscribe(next: { _ in })
+        if let subscriber = held.value { flags.mutate { $0.append(subscriber.isDisposed) } }
         d.dispose()
-        #expect(flags.value == [false])
+        if let subscriber = held.value { flags.mutate { $0.append(subscriber.isDisposed) } }
+        #expect(flags.value == [false, false, true], "the producer sees the disposal")
+        held.value = nil
     }
 
     @Test func factoriesSendWhatTheySay() {

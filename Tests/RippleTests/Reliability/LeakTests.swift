@@ -66,8 +66,11 @@ import RippleTestSupport
                 let d = Signal.just(1).delay(.seconds(1), on: clock).subscribeNext { _ in _ = payload }
                 d.dispose()
             }
-            clock.run()  // the cancelled timer runs nothing and drops its closure
+            // Disposing cancelled the timer and released its closure at once: nothing runs,
+            // and the payload is gone before the clock moves.
             if weakPayload != nil { exit(1) }
+            clock.run()
+            if weakPayload != nil { exit(2) }
         }
     }
 }

@@ -19,9 +19,13 @@ public struct Diagnostic: Error, Equatable, Sendable, CustomStringConvertible {
 
 /// Shortens user text quoted in a message, so a huge token cannot flood the terminal.
 func quoted(_ text: String) -> String {
+    "'\(shortened(text))'"
+}
+
+/// User text cut to 40 characters and an ellipsis, for messages.
+func shortened(_ text: String) -> String {
     let limit = 40
-    let shown = text.count > limit ? String(text.prefix(limit)) + "…" : text
-    return "'\(shown)'"
+    return text.count > limit ? String(text.prefix(limit)) + "…" : text
 }
 
 /// Every problem found in a script, in line order.

@@ -7,6 +7,11 @@ public struct Script {
     /// The most operators one `let` may chain (deeper pipelines are refused, not crashed on).
     static let maximumPipelineLength = 1_000
 
+    /// The most copies of one source event a `let` may make: combining a signal with itself
+    /// (`merge`, `concat`, `zip`, `combineLatest`, `takeUntil`) adds up the paths from the
+    /// sources, so a few doubling lines would otherwise ask for billions of subscriptions.
+    static let maximumFanOut = 1_024
+
     /// Parses `bytes` (the raw file, any encoding problems included).
     public static func parse(_ bytes: [UInt8]) -> Result<Script, ScriptErrors> {
         let (lines, lexical) = Lexer.lines(of: bytes)
@@ -32,6 +37,8 @@ public struct Script {
 /// The statement parser: keeps the names defined so far, in order.
 struct Parser {
     private var names: [String: (kind: NameKind, line: Int)] = [:]
+    /// The data flow checked for feedback cycles and fan-out (see `DataFlow`).
+    private var flow = DataFlow()
 
     private struct Failure: Error {
         let diagnostic: Diagnostic
@@ -105,7 +112,9 @@ struct Parser {
         case "print":
             return .print(cursor.rest() ?? "")
         case "promise":
-            return .promise(try define(&cursor, as: .promise))
+            let name = try define(&cursor, as: .promise)
+            flow.definePromise(name)
+            return .promise(name)
         case "valuepromise":
             let name = try define(&cursor, as: .valuePromise)
             let value = try cursor.next("an initial value").text
@@ -121,7 +130,14 @@ struct Parser {
         case "set":
             let name = try use(&cursor, where: { $0 == .promise || $0 == .valuePromise }, expected: "a promise or value promise")
             if names[name]?.kind == .promise {
-                return .setPromise(name, source: try use(&cursor, where: \.isSignal, expected: "a signal"))
+                let column = cursor.peek()?.column ?? cursor.endColumn
+                let source = try use(&cursor, where: \.isSignal, expected: "a signal")
+                if let cycle = flow.cycle(setting: name, from: source) {
+                    throw cursor.failure(at: column, DataFlow.feedbackMessage(promise: name, source: source, cycle: cycle))
+                }
+                try cursor.expectEnd()
+                flow.setSource(of: name, to: source)
+                return .setPromise(name, source: source)
             }
             return .setValue(name, value: try cursor.next("a value").text)
         case "connect":
@@ -174,7 +190,15 @@ struct Parser {
             }
         }
         if operators.isEmpty { throw cursor.failure(at: cursor.endColumn, "expected '|>' and an operator after the source") }
-        names[nameToken.text] = (.derived(published: published), cursor.line)
+        let name = nameToken.text
+        // Defined even when refused for its fan-out, so the lines building on it are not
+        // reported again as unknown names.
+        names[name] = (.derived(published: published), cursor.line)
+        let crossesLimit = flow.define(name, reading: [source] + operators.compactMap(\.argument))
+        if crossesLimit, let copies = flow.copies[name] {
+            throw cursor.failure(at: nameToken.column,
+                                 "\(quoted(name)) would copy each event of its sources \(copies) times (at most \(Script.maximumFanOut))")
+        }
         return .derive(nameToken.text, source: source, operators: operators)
     }
 

@@ -47,6 +47,14 @@ enum Operator {
     case delay(Duration), throttle(Duration), debounce(Duration)
     case merge(String), concat(String), zip(String), combineLatest(String), takeUntil(String)
     case replayLast, publish, share
+
+    /// The other signal a combining operator reads (`merge NAME` …), if any.
+    var argument: String? {
+        switch self {
+        case .merge(let name), .concat(let name), .zip(let name), .combineLatest(let name), .takeUntil(let name): return name
+        default: return nil
+        }
+    }
 }
 
 /// What a name refers to, for checking uses before anything runs.

@@ -1,0 +1,92 @@
+/// Where values flow in a script, as the checker sees it line by line: which signals each
+/// `let` reads, and which signal each promise is currently set from. Subjects, cold signals
+/// and value promises read nothing.
+///
+/// `set PROMISE SOURCE` is the only statement that feeds a signal into something other
+/// signals read, so it is the only way to build a feedback cycle: a promise set from a signal
+/// that depends on the promise (itself, a `let` built on it, or another promise set from
+/// one). Such a promise would take its own values back forever, so the checker refuses the
+/// `set`; everything else is acyclic, because a name can only be used after it is defined.
+///
+/// The graph follows the run: a `set` replaces the promise's previous source, so an edge
+/// exists only from its `set` to the next one.
+struct DataFlow {
+    /// The signals each `let` reads: its source and its operators' arguments.
+    private var reads: [String: [String]] = [:]
+    /// The promises each signal reaches through `let`s alone (a promise reaches itself).
+    private var promisesReached: [String: Set<String>] = [:]
+    /// The signal each promise is currently set from.
+    private var sources: [String: String] = [:]
+    /// How many copies of one source event each `let` makes: the number of paths from its
+    /// sources to it. Absent means 1.
+    private(set) var copies: [String: Int] = [:]
+
+    mutating func definePromise(_ name: String) {
+        promisesReached[name] = [name]
+    }
+
+    /// Records a `let`; returns whether it is the first on its paths to make more than
+    /// `Script.maximumFanOut` copies (its inputs are all within the limit).
+    mutating func define(_ name: String, reading inputs: [String]) -> Bool {
+        reads[name] = inputs
+        promisesReached[name] = inputs.reduce(into: Set<String>()) { $0.formUnion(promisesReached[$1] ?? []) }
+        let inputCopies = inputs.map { copies[$0] ?? 1 }
+        // Inputs over the limit are capped, so the sum cannot overflow however long the chain.
+        let total = inputCopies.reduce(0) { $0 + min($1, Script.maximumFanOut + 1) }
+        copies[name] = total
+        return total > Script.maximumFanOut && inputCopies.allSatisfy { $0 <= Script.maximumFanOut }
+    }
+
+    mutating func setSource(of promise: String, to source: String) {
+        sources[promise] = source
+    }
+
+    /// The path by which `source` would feed `promise` back into itself, from `source` to
+    /// `promise` (`[p]` for `set p p`), or nil when setting it is safe.
+    func cycle(setting promise: String, from source: String) -> [String]? {
+        // First over promises only: does `source`, through lets and the promises' current
+        // sources, reach `promise`? Cheap even for long chains of lets.
+        var seen: Set<String> = []
+        var pending = Array(promisesReached[source] ?? [])
+        var found = false
+        while let next = pending.popLast() {
+            if next == promise { found = true; break }
+            guard seen.insert(next).inserted, let upstream = sources[next] else { continue }
+            pending.append(contentsOf: promisesReached[upstream] ?? [])
+        }
+        return found ? path(from: source, to: promise) ?? [source, promise] : nil
+    }
+
+    /// A path of names from `start` to `target`, each reading the next, for the message.
+    private func path(from start: String, to target: String) -> [String]? {
+        var parent: [String: String] = [:]
+        var visited: Set<String> = [start]
+        var queue = [start]
+        var index = 0
+        while index < queue.count {
+            let name = queue[index]
+            index += 1
+            if name == target {
+                var path = [name]
+                while let previous = parent[path.last!] { path.append(previous) }
+                return path.reversed()
+            }
+            let upstream = reads[name] ?? sources[name].map { [$0] } ?? []
+            for next in upstream where visited.insert(next).inserted {
+                parent[next] = name
+                queue.append(next)
+            }
+        }
+        return nil
+    }
+
+    /// The checker's message for a `set` that would close `cycle`.
+    static func feedbackMessage(promise: String, source: String, cycle: [String]) -> String {
+        let forever = "a promise fed by its own values would never stop"
+        if source == promise { return "cannot set \(quoted(promise)) from itself: \(forever)" }
+        let names = cycle.map(shortened)
+        let shown = names.count > 8 ? names.prefix(4) + ["…"] + names.suffix(3) : names[...]
+        return "cannot set \(quoted(promise)) from \(quoted(source)): \(quoted(source)) depends on \(quoted(promise)) "
+            + "(\(shown.joined(separator: " → "))), and \(forever)"
+    }
+}

@@ -185,7 +185,12 @@ public final class Interpreter {
         case .zip(let other): return signal.zip(signals[other]!).map { "(\($0),\($1))" }
         case .combineLatest(let other): return signal.combineLatest(signals[other]!).map { "(\($0),\($1))" }
         case .takeUntil(let other): return signal.take(until: signals[other]!)
-        case .replayLast: return signal.replayLast()
+        case .replayLast:
+            // `Signal.replayLast()` itself, but with the connection kept, so the end of the
+            // run ends it (the library's version connects for good by design).
+            let connection = signal.multicast(ReplaySubject<String>(capacity: 1))
+            connectionDisposables.append(connection.connect())
+            return connection.signal
         case .publish:
             let connection = signal.publish()
             connections[letName] = connection

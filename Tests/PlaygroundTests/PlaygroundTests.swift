@@ -157,6 +157,14 @@ func golden(_ name: String) throws -> [String] {
         #expect(run.stdout.filter { $0.hasPrefix("h:") }.count == 5)
     }
 
+    @Test func aReplayLastNobodySubscribedToEndsWithTheRun() {
+        // replayLast subscribes at once; found by the program fuzzer (seed 1592590352) leaving
+        // its connection to a replay subject and to a delayed value promise alive.
+        let run = Run(script: "replay r\nlet d = r |> concat r |> replayLast\nvaluepromise v 1\nlet e = v |> delay 8ms |> replayLast")
+        #expect(run.status == 0)
+        #expect(liveSubscriptionsInThisTest == 0)
+    }
+
     @Test func arithmeticOnAWordFailsThatStreamWithAnErrorNamingIt() {
         let run = Run(script: "subject s\nlet p = s |> map +1\nsubscribe a to p\nsubscribe raw to s\nsend s 1 two 3")
         #expect(run.stdout == ["a: next 2", "raw: next 1", "a: error not an integer: two", "raw: next two", "raw: next 3"])

@@ -1,0 +1,344 @@
+import Foundation
+import Testing
+import Ripple
+@testable import RipplePlayground
+import RippleTestSupport
+
+/// Runs the command in-process on its own thread, counted in the calling test's leak scope;
+/// nil when it has not returned within `limit` seconds (the thread is then left behind, but
+/// the test fails instead of blocking the suite).
+func runWatched(_ arguments: [String], stdin: [UInt8], limit: TimeInterval) -> Run? {
+    final class Result: @unchecked Sendable {
+        var run: Run?
+        let done = DispatchSemaphore(value: 0)
+    }
+    let result = Result()
+    let scope = RippleDebug.currentScope
+    let thread = Thread {
+        if let scope {
+            result.run = RippleDebug.counting(in: scope) { Run(arguments, stdin: stdin) }
+        } else {
+            result.run = Run(arguments, stdin: stdin)
+        }
+        result.done.signal()
+    }
+    thread.stackSize = 8 << 20
+    thread.start()
+    guard result.done.wait(timeout: .now() + limit) == .success else { return nil }
+    return result.run
+}
+
+/// A random well-formed script from a seed: every statement and every operator of the
+/// language, deep pipelines, promises set from signals (some of them closing a feedback
+/// cycle: from the promise itself, from a `let` built on it, through other promises), and
+/// attempts to feed a name into itself (`subscribe s to s`, `let x = x …`). It knows which
+/// lines the checker must refuse, and the start of each message.
+struct ProgramGenerator {
+    /// An error the checker must report: its exact text, or its start and end.
+    struct ExpectedError {
+        let prefix: String
+        let suffix: String
+
+        func matches(_ line: String) -> Bool {
+            line.hasPrefix(prefix) && line.hasSuffix(suffix) && line.count >= prefix.count + suffix.count
+        }
+    }
+
+    private var random: SeededGenerator
+    private(set) var lines: [String] = []
+    private(set) var expected: [ExpectedError] = []
+    /// Whether this program contains a feedback cycle the checker must refuse.
+    private(set) var hasCycle = false
+    /// The most operators in one of its pipelines.
+    private(set) var longestPipeline = 0
+
+    private var counter = 0
+    private var definedOn: [String: Int] = [:]
+    private var sendables: [String] = []
+    private var signals: [String] = []
+    private var lets: [String] = []
+    private var published: [String] = []
+    private var promises: [String] = []
+    private var valuePromises: [String] = []
+    private var subscribers: [String] = []
+    private var owners: [String] = []
+    /// What each `let` reads, and what each promise is currently set from.
+    private var reads: [String: [String]] = [:]
+    /// Copies of one source event each `let` makes (absent: 1).
+    private var copies: [String: Int] = [:]
+
+    init(seed: UInt64) {
+        random = SeededGenerator(seed: seed)
+    }
+
+    /// The whole script, one statement a line.
+    var script: String { lines.joined(separator: "\n") }
+
+    /// Generates a program of about `statements` statements.
+    static func program(seed: UInt64, statements: Int) -> ProgramGenerator {
+        var generator = ProgramGenerator(seed: seed)
+        for _ in 0..<statements { generator.statement() }
+        return generator
+    }
+
+    // MARK: Statements
+
+    private mutating func statement() {
+        if signals.isEmpty || Int.random(in: 0..<10, using: &random) == 0 { return defineSource() }
+        switch Int.random(in: 0..<100, using: &random) {
+        case 0..<18: derive()
+        case 18..<30: subscribe()
+        case 30..<42: send()
+        case 42..<50: emit("wait \(Int.random(in: 0...120, using: &random))ms")
+        case 50..<58: setPromise()
+        case 58..<62: if let v = valuePromises.randomElement(using: &random) { emit("set \(v) \(value())") } else { defineSource() }
+        case 62..<66: if let s = sendables.randomElement(using: &random) { emit("complete \(s)") }
+        case 66..<69: if let s = sendables.randomElement(using: &random) { emit("fail \(s) boom \(value())") }
+        case 69..<73: if let sub = subscribers.randomElement(using: &random) { emit("dispose \(sub)") }
+        case 73..<76: if let p = published.randomElement(using: &random) { emit("connect \(p)") }
+        case 76..<80: observe()
+        case 80..<83: if let o = owners.randomElement(using: &random) { emit("release \(o)") }
+        case 83..<85: emit("marbles")
+        case 85..<87: emit("print step \(lines.count + 1)")
+        case 87..<91: feedItself()
+        default: defineSource()
+        }
+    }
+
+    private mutating func defineSource() {
+        switch Int.random(in: 0..<7, using: &random) {
+        case 0, 1: sendable("subject \(name("s", \.sendables))")
+        case 2: sendable("behavior \(name("b", \.sendables)) \(value())")
+        case 3:
+            let name = name("r", \.sendables)
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: sendable("replay \(name)")
+            case 1: sendable("replay \(name) \(Int.random(in: 1...4, using: &random))")
+            case 2: sendable("replay \(name) maxage \(Int.random(in: 1...100, using: &random))ms")
+            default: sendable("replay \(name) \(Int.random(in: 1...4, using: &random)) maxage \(Int.random(in: 0...3, using: &random))s")
+            }
+        case 4: let c = name("c", \.signals); emit("cold \(c) \"\(marbles())\"")
+        case 5: let p = name("p", \.promises); signals.append(p); emit("promise \(p)")
+        default:
+            let v = name("v", \.valuePromises)
+            signals.append(v)
+            emit("valuepromise \(v) \(value())" + (Bool.random(using: &random) ? " ignoreRepeated" : ""))
+        }
+    }
+
+    private mutating func sendable(_ line: String) {
+        signals.append(sendables.last!)
+        emit(line)
+    }
+
+    private mutating func derive() {
+        let source = signals.randomElement(using: &random)!
+        let deep = Int.random(in: 0..<12, using: &random) == 0
+        let count = deep ? Int.random(in: 20...200, using: &random) : Int.random(in: 1...4, using: &random)
+        var inputs = [source]
+        var total = copies[source] ?? 1
+        var ops: [String] = []
+        var isPublished = false
+        for _ in 0..<count {
+            var op = randomOperator()
+            if let combining = ["merge", "concat", "zip", "combineLatest", "takeUntil"].first(where: { op == $0 }) {
+                let other = signals.randomElement(using: &random)!
+                if total + (copies[other] ?? 1) > Script.maximumFanOut {
+                    op = "take \(Int.random(in: 1...5, using: &random))"  // stays within the fan-out limit
+                } else {
+                    total += copies[other] ?? 1
+                    inputs.append(other)
+                    op = "\(combining) \(other)"
+                }
+            }
+            if op == "publish" { isPublished = true }
+            ops.append(op)
+        }
+        let name = name("d", \.lets)
+        signals.append(name)
+        if isPublished { published.append(name) }
+        reads[name] = inputs
+        copies[name] = total
+        longestPipeline = max(longestPipeline, ops.count)
+        emit("let \(name) = \(source) " + ops.map { "|> \($0)" }.joined(separator: " "))
+    }
+
+    private mutating func randomOperator() -> String {
+        let duration = "\(Int.random(in: 0...40, using: &random))ms"
+        switch Int.random(in: 0..<22, using: &random) {
+        case 0: return "map +\(Int.random(in: -9...9, using: &random))"
+        case 1: return "map *\(Int.random(in: -3...3, using: &random))"
+        case 2: return "filter >\(Int.random(in: -5...20, using: &random))"
+        case 3: return "filter <\(Int.random(in: -5...20, using: &random))"
+        case 4: return Bool.random(using: &random) ? "filter even" : "filter odd"
+        case 5: return "take \(Int.random(in: 0...6, using: &random))"
+        case 6: return "skip \(Int.random(in: 0...3, using: &random))"
+        case 7: return "distinct"
+        case 8: return "scan +"
+        case 9: return "startWith \(value())"
+        case 10: return "delay \(duration)"
+        case 11: return "throttle \(duration)"
+        case 12: return "debounce \(duration)"
+        case 13: return "merge"
+        case 14: return "concat"
+        case 15: return "zip"
+        case 16: return "combineLatest"
+        case 17: return "takeUntil"
+        case 18: return "replayLast"
+        case 19: return "publish"
+        case 20: return "share"
+        default: return "map +1"
+        }
+    }
+
+    private mutating func subscribe() {
+        let source = signals.randomElement(using: &random)!
+        let sub = name("a", \.subscribers)
+        emit("subscribe \(sub) to \(source)")
+    }
+
+    private mutating func observe() {
+        if owners.isEmpty { emit("owner \(name("o", \.owners))") }
+        let source = signals.randomElement(using: &random)!
+        let owner = owners.randomElement(using: &random)!
+        let sub = name("a", \.subscribers)
+        emit("observe \(sub) to \(source) owner \(owner)")
+    }
+
+    private mutating func send() {
+        guard let subject = sendables.randomElement(using: &random) else { return defineSource() }
+        let values = (0..<Int.random(in: 1...4, using: &random)).map { _ in value() }
+        emit("send \(subject) " + values.joined(separator: " "))
+    }
+
+    /// `set p SOURCE`: a random signal, or on purpose one that depends on `p`.
+    private mutating func setPromise() {
+        guard let promise = promises.randomElement(using: &random) else { return defineSource() }
+        let feedback = signals.filter { depends($0, on: promise) }
+        let source: String
+        if !feedback.isEmpty, Int.random(in: 0..<3, using: &random) == 0 {
+            source = feedback.randomElement(using: &random)!
+        } else {
+            source = signals.randomElement(using: &random)!
+        }
+        let line = "set \(promise) \(source)"
+        if depends(source, on: promise) {
+            hasCycle = true
+            let at = "<stdin>:\(lines.count + 1):\(line.count - source.count + 1): error: cannot set '\(promise)' from "
+            expected.append(ExpectedError(prefix: at, suffix: "a promise fed by its own values would never stop"))
+        } else {
+            reads[promise] = [source]
+        }
+        emit(line)
+    }
+
+    /// Tries to feed a name into itself where the language has no way to: a subscriber named
+    /// after the subject it would subscribe, a `let` reading its own name.
+    private mutating func feedItself() {
+        let line = lines.count + 1
+        if Bool.random(using: &random), let subject = sendables.randomElement(using: &random) {
+            emit("subscribe \(subject) to \(subject)")
+            let message = "'\(subject)' is already defined on line \(definedOn[subject]!)"
+            expected.append(ExpectedError(prefix: "<stdin>:\(line):11: error: \(message)", suffix: ""))
+        } else {
+            counter += 1
+            let name = "x\(counter)"
+            emit("let \(name) = \(name) |> merge \(signals.randomElement(using: &random)!)")
+            expected.append(ExpectedError(prefix: "<stdin>:\(line):\(8 + name.count): error: unknown name '\(name)'", suffix: ""))
+        }
+    }
+
+    /// Whether `signal` reads `target`, through lets and promises' current sources.
+    private func depends(_ signal: String, on target: String) -> Bool {
+        var stack = [signal]
+        var seen: Set<String> = []
+        while let name = stack.popLast() {
+            if name == target { return true }
+            if seen.insert(name).inserted { stack += reads[name] ?? [] }
+        }
+        return false
+    }
+
+    // MARK: Pieces
+
+    private mutating func name(_ prefix: String, _ list: WritableKeyPath<ProgramGenerator, [String]>) -> String {
+        counter += 1
+        let name = "\(prefix)\(counter)"
+        self[keyPath: list].append(name)
+        definedOn[name] = lines.count + 1
+        return name
+    }
+
+    private mutating func value() -> String {
+        Int.random(in: 0..<8, using: &random) == 0
+            ? ["x", "nil", "word", "\"two words\""].randomElement(using: &random)!
+            : String(Int.random(in: -3...30, using: &random))
+    }
+
+    private mutating func marbles() -> String {
+        var text = ""
+        for _ in 0..<Int.random(in: 1...8, using: &random) {
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: text += "-"
+            case 1: text += "(\(Int.random(in: 0...9, using: &random))\(Int.random(in: 0...9, using: &random)))"
+            default: text += String(Int.random(in: 0...9, using: &random))
+            }
+        }
+        switch Int.random(in: 0..<4, using: &random) {
+        case 0: return text + "|"
+        case 1: return text + "#"
+        default: return text
+        }
+    }
+
+    private mutating func emit(_ line: String) {
+        lines.append(line)
+    }
+}
+
+/// Random well-formed programs from fixed seeds: each ends in exit 0, or in exactly the
+/// `FILE:LINE:COL: error:` lines the generator predicts (feedback cycles, names fed into
+/// themselves), within a time bound, under `run` and `check` alike. A failure names its seed
+/// and prints the script.
+@Suite(.leakChecked) struct ProgramFuzzTests {
+    static let programs = 1000
+    static let firstSeed: UInt64 = 0x5EED_0000
+    /// Seconds one program may take in a debug build on a busy machine.
+    static let limit: TimeInterval = 5
+
+    @Test func generatedProgramsEndInSuccessOrTheirPredictedErrorsWithinTheTimeBound() {
+        var cycles = 0, clean = 0, deep = 0
+        for index in 0..<Self.programs {
+            let seed = Self.firstSeed + UInt64(index)
+            let program = ProgramGenerator.program(seed: seed, statements: Int(seed % 40) + 5)
+            let script = program.script
+            let context = "seed \(seed), script:\n\(script)"
+            let aliveBefore = liveSubscriptionsInThisTest
+            guard let run = runWatched(["run", "-"], stdin: Array(script.utf8), limit: Self.limit) else {
+                Issue.record("still running after \(Int(Self.limit)) s: \(context)")
+                return
+            }
+            let alive = liveSubscriptionsInThisTest - aliveBefore
+            #expect(alive == 0, "\(alive) subscriptions left alive: \(context)")
+            if program.hasCycle { cycles += 1 }
+            if program.expected.isEmpty { clean += 1 }
+            if program.longestPipeline >= 20 { deep += 1 }
+            if program.expected.isEmpty {
+                #expect(run.status == 0, "\(run.stderr.prefix(3)) \(context)")
+                #expect(run.stderr.isEmpty, "\(context)")
+            } else {
+                #expect(run.status == 2, "\(context)")
+                #expect(run.stdout.isEmpty, "\(context)")
+                #expect(run.stderr.count == program.expected.count
+                        && zip(program.expected, run.stderr).allSatisfy { $0.matches($1) },
+                        "\(run.stderr) expected \(program.expected.map(\.prefix)) \(context)")
+            }
+            let check = Run(["check", "-"], stdin: Array(script.utf8))
+            #expect(check.status == run.status && check.stderr == run.stderr, "check differs from run: \(context)")
+        }
+        // The generator explores: feedback cycles, programs that must run, and deep pipelines.
+        #expect(cycles >= Self.programs / 10, "only \(cycles) programs with a feedback cycle")
+        #expect(clean >= Self.programs / 4, "only \(clean) programs the checker must accept")
+        #expect(deep >= 10, "only \(deep) programs with a deep pipeline")
+    }
+}

@@ -179,6 +179,40 @@ struct FeedbackScript: CustomTestStringConvertible, Sendable {
         return lines.joined(separator: "\n")
     }
 
+    /// A doubling chain behind a promise, and another built on the promise.
+    static let throughAPromise: String = {
+        var lines = ["subject s", "let d0 = s |> map +0"]
+        for step in 1...10 { lines.append("let d\(step) = d\(step - 1) |> merge d\(step - 1)") }
+        lines += ["promise p", "let e0 = p |> map +0"]
+        for step in 1...10 { lines.append("let e\(step) = e\(step - 1) |> merge e\(step - 1)") }
+        lines += ["subscribe a to e10", "set p d10", "send s 1"]
+        return lines.joined(separator: "\n")
+    }()
+
+    @Test func aPromiseSetFromAWideSourcePassesItsCopiesOnAndIsRefusedPastTheLimit() throws {
+        // 1024 copies into p, each copied 1024 times again after it: a million lines per send.
+        let run = try launchBounded(["run", "-"], stdin: Self.throughAPromise)
+        #expect(run.status == 2, "\(run.status.map { "exit \($0)" } ?? "still running after 10 s: killed")")
+        #expect(run.out.isEmpty)
+        #expect(run.err == "<stdin>:26:7: error: setting 'p' from 'd10' would make 'e1' copy each event of its sources 2048 times (at most 1024)\n")
+    }
+
+    @Test func aPromiseSetBackToANarrowSourceMayFeedWideSignalsAgain() {
+        var lines = ["subject s", "let d0 = s |> map +0"]
+        for step in 1...6 { lines.append("let d\(step) = d\(step - 1) |> merge d\(step - 1)") }
+        lines += ["promise p", "let e0 = p |> map +0"]
+        for step in 1...5 { lines.append("let e\(step) = e\(step - 1) |> merge e\(step - 1)") }
+        lines += ["subscribe a to e5", "set p d5", "send s 1", "set p d6", "set p d0", "send s 2"]
+        let run = Run(script: lines.joined(separator: "\n"))
+        #expect(run.stderr == ["<stdin>:19:7: error: setting 'p' from 'd6' would make 'e5' copy each event of its sources 2048 times (at most 1024)"])
+        // Without the too wide one: 32 × 32 copies of the first value, then 1 × 32 of the second.
+        lines.removeAll { $0 == "set p d6" }
+        let narrow = Run(script: lines.joined(separator: "\n"))
+        #expect(narrow.status == 0)
+        #expect(narrow.stdout.count == 1_024 + 32)
+        #expect(narrow.stdout.last == "a: next 2")
+    }
+
     @Test func aLetReachingItsSourcesAlongAtMost1024PathsRuns() {
         let run = Run(script: Self.doublingChain(10))
         #expect(run.status == 0)

@@ -64,8 +64,6 @@ struct ProgramGenerator {
     private var owners: [String] = []
     /// What each `let` reads, and what each promise is currently set from.
     private var reads: [String: [String]] = [:]
-    /// Copies of one source event each `let` makes (absent: 1).
-    private var copies: [String: Int] = [:]
 
     init(seed: UInt64) {
         random = SeededGenerator(seed: seed)
@@ -132,21 +130,26 @@ struct ProgramGenerator {
     }
 
     private mutating func derive() {
-        let source = signals.randomElement(using: &random)!
-        let deep = Int.random(in: 0..<12, using: &random) == 0
-        let count = deep ? Int.random(in: 20...200, using: &random) : Int.random(in: 1...4, using: &random)
+        let shape = Int.random(in: 0..<12, using: &random)
+        let deep = shape == 0, wide = shape == 1
+        // Wide lets built on promises, to be set from wide sources: copies multiply.
+        let source = wide && Bool.random(using: &random) ? promises.randomElement(using: &random) ?? signals.randomElement(using: &random)!
+            : signals.randomElement(using: &random)!
+        let count = deep ? Int.random(in: 20...200, using: &random)
+            : wide ? Int.random(in: 10...45, using: &random) : Int.random(in: 1...4, using: &random)
         var inputs = [source]
-        var total = copies[source] ?? 1
+        var total = paths(to: source)
         var ops: [String] = []
         var isPublished = false
         for _ in 0..<count {
-            var op = randomOperator()
+            // A wide let merges its source with itself again and again: many copies per event.
+            var op = wide ? "merge" : randomOperator()
             if let combining = ["merge", "concat", "zip", "combineLatest", "takeUntil"].first(where: { op == $0 }) {
-                let other = signals.randomElement(using: &random)!
-                if total + (copies[other] ?? 1) > Script.maximumFanOut {
+                let other = wide ? source : signals.randomElement(using: &random)!
+                if total + paths(to: other) > Script.maximumFanOut {
                     op = "take \(Int.random(in: 1...5, using: &random))"  // stays within the fan-out limit
                 } else {
-                    total += copies[other] ?? 1
+                    total += paths(to: other)
                     inputs.append(other)
                     op = "\(combining) \(other)"
                 }
@@ -158,7 +161,6 @@ struct ProgramGenerator {
         signals.append(name)
         if isPublished { published.append(name) }
         reads[name] = inputs
-        copies[name] = total
         longestPipeline = max(longestPipeline, ops.count)
         emit("let \(name) = \(source) " + ops.map { "|> \($0)" }.joined(separator: " "))
     }
@@ -216,8 +218,11 @@ struct ProgramGenerator {
         guard let promise = promises.randomElement(using: &random) else { return defineSource() }
         let feedback = signals.filter { depends($0, on: promise) }
         let source: String
+        let wide = lets.filter { paths(to: $0) > 8 }
         if !feedback.isEmpty, Int.random(in: 0..<3, using: &random) == 0 {
             source = feedback.randomElement(using: &random)!
+        } else if !wide.isEmpty, Int.random(in: 0..<3, using: &random) == 0 {
+            source = wide.randomElement(using: &random)!
         } else {
             source = signals.randomElement(using: &random)!
         }
@@ -227,7 +232,13 @@ struct ProgramGenerator {
             let at = "<stdin>:\(lines.count + 1):\(line.count - source.count + 1): error: cannot set '\(promise)' from "
             expected.append(ExpectedError(prefix: at, suffix: "a promise fed by its own values would never stop"))
         } else {
+            let before = reads[promise]
             reads[promise] = [source]
+            if lets.contains(where: { paths(to: $0) > Script.maximumFanOut }) {
+                reads[promise] = before
+                let at = "<stdin>:\(lines.count + 1):\(line.count - source.count + 1): error: setting '\(promise)' from '\(source)' would make '"
+                expected.append(ExpectedError(prefix: at, suffix: " times (at most \(Script.maximumFanOut))"))
+            }
         }
         emit(line)
     }
@@ -246,6 +257,20 @@ struct ProgramGenerator {
             emit("let \(name) = \(name) |> merge \(signals.randomElement(using: &random)!)")
             expected.append(ExpectedError(prefix: "<stdin>:\(line):\(8 + name.count): error: unknown name '\(name)'", suffix: ""))
         }
+    }
+
+    /// How many copies of one source event reach `signal`: the paths to it through lets and
+    /// promises' current sources.
+    private func paths(to signal: String) -> Int {
+        var memo: [String: Int] = [:]
+        func count(_ name: String) -> Int {
+            if let known = memo[name] { return known }
+            let inputs = reads[name] ?? []
+            let total = inputs.isEmpty ? 1 : inputs.reduce(0) { $0 + count($1) }
+            memo[name] = total
+            return total
+        }
+        return count(signal)
     }
 
     /// Whether `signal` reads `target`, through lets and promises' current sources.

@@ -29,6 +29,7 @@ struct DataFlow {
     /// `Script.maximumFanOut` copies (its inputs are all within the limit).
     mutating func define(_ name: String, reading inputs: [String]) -> Bool {
         reads[name] = inputs
+        lets.append(name)
         promisesReached[name] = inputs.reduce(into: Set<String>()) { $0.formUnion(promisesReached[$1] ?? []) }
         let inputCopies = inputs.map { copies[$0] ?? 1 }
         // Inputs over the limit are capped, so the sum cannot overflow however long the chain.
@@ -37,8 +38,55 @@ struct DataFlow {
         return total > Script.maximumFanOut && inputCopies.allSatisfy { $0 <= Script.maximumFanOut }
     }
 
+    /// The lets in the order they were defined.
+    private var lets: [String] = []
+
+    /// Records `set promise source` (already checked with `cycle` and `fanOut`).
     mutating func setSource(of promise: String, to source: String) {
+        if let changed = copiesChange(setting: promise, from: source) {
+            copies.merge(changed) { $1 }
+        }
         sources[promise] = source
+    }
+
+    /// The first `let` that `set promise source` would push over `Script.maximumFanOut`
+    /// copies, with its new count: a promise passes on every copy its source makes, so the
+    /// signals built on it multiply them again.
+    func fanOut(setting promise: String, from source: String) -> (name: String, copies: Int)? {
+        guard let changed = copiesChange(setting: promise, from: source) else { return nil }
+        for name in lets {
+            let now = changed[name] ?? copies[name] ?? 1
+            if now > Script.maximumFanOut, copies[name] ?? 1 <= Script.maximumFanOut { return (name, now) }
+        }
+        return nil
+    }
+
+    /// Every signal's copies were `promise` set from `source`, or nil when nothing changes.
+    /// The graph of current sources is acyclic (cycles are refused first), so each count is
+    /// the sum over the signal's inputs; worked out without recursion, for long chains.
+    private func copiesChange(setting promise: String, from source: String) -> [String: Int]? {
+        let old = sources[promise].map { copies[$0] ?? 1 } ?? 1
+        guard copies[source] ?? 1 != old else { return nil }
+        var sources = self.sources
+        sources[promise] = source
+        func inputs(_ name: String) -> [String] { reads[name] ?? sources[name].map { [$0] } ?? [] }
+        var result: [String: Int] = [:]
+        for root in lets + Array(sources.keys) {
+            var stack = [root]
+            while let name = stack.last {
+                if result[name] != nil { stack.removeLast(); continue }
+                let upstream = inputs(name)
+                let missing = upstream.filter { result[$0] == nil && !inputs($0).isEmpty }
+                if missing.isEmpty {
+                    let total = upstream.reduce(0) { $0 + min(result[$1] ?? 1, Script.maximumFanOut + 1) }
+                    result[name] = upstream.isEmpty ? 1 : total
+                    stack.removeLast()
+                } else {
+                    stack += missing
+                }
+            }
+        }
+        return result
     }
 
     /// The path by which `source` would feed `promise` back into itself, from `source` to

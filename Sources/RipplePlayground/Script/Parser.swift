@@ -135,6 +135,10 @@ struct Parser {
                 if let cycle = flow.cycle(setting: name, from: source) {
                     throw cursor.failure(at: column, DataFlow.feedbackMessage(promise: name, source: source, cycle: cycle))
                 }
+                if let (wide, copies) = flow.fanOut(setting: name, from: source) {
+                    throw cursor.failure(at: column, "setting \(quoted(name)) from \(quoted(source)) would make \(quoted(wide)) "
+                                         + "copy each event of its sources \(copies) times (at most \(Script.maximumFanOut))")
+                }
                 try cursor.expectEnd()
                 flow.setSource(of: name, to: source)
                 return .setPromise(name, source: source)

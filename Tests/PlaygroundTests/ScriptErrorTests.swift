@@ -231,7 +231,10 @@ final class ErrorCollector: @unchecked Sendable {
                 let seed = UInt64(index * 1_000 + round)
                 let bytes = Self.mutate(demo.script, seed: seed)
                 if bytes == Array(demo.script.utf8) { unchanged += 1 }
-                let run = Run(["run", "-"], stdin: bytes)
+                guard let run = runWatched(["run", "-"], stdin: bytes, limit: 5) else {
+                    Issue.record("seed \(seed): still running after 5 s")
+                    return
+                }
                 #expect(run.status == 0 || run.status == 2, "seed \(seed)")
                 if run.status == 0 { successes += 1 } else if run.status == 2 { errors += 1 }
                 if run.status == 2 {

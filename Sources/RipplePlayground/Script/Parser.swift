@@ -1,6 +1,11 @@
 /// Parses and checks a whole script before anything runs: every statement's shape, every
 /// name (defined once, before use, of the right kind), every number and duration. All
 /// problems are reported, each at its line and column.
+///
+/// The checker also makes sure a valid script ends: a `set` that would feed a promise its own
+/// values (a feedback cycle, see `DataFlow`) is refused, and so is a `let` or a `set` that
+/// would make more than `maximumFanOut` copies of one source event. Names can be used only
+/// after the line defining them, so nothing else can loop.
 public struct Script {
     let statements: [Statement]
 

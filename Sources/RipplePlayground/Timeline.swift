@@ -9,6 +9,8 @@ final class Timeline {
     }
 
     static let frame: Duration = .milliseconds(10)
+    /// The most characters of frames a diagram draws, all rows together.
+    static let maximumCharacters = 1_000_000
 
     private(set) var rows: [Row] = []
     private var indexByLabel: [String: Int] = [:]
@@ -48,9 +50,30 @@ final class Timeline {
     /// stay aligned on the grid. Frames are one character wide when every value is; with
     /// longer values each frame is as wide as the widest one plus a `-`, so neighbours
     /// never run together.
+    ///
+    /// A diagram of more than `maximumCharacters` (a long wait, or long values) is not drawn:
+    /// one line says how big it would be, instead of a run that never ends or runs out of memory.
     func render(now: Duration) -> [String] {
         let lastEventFrame = rows.flatMap { $0.events.map(\.frame) }.max() ?? 0
         let frameCount = max(Int(now / Self.frame), lastEventFrame) + 1
+        // The size first, from the frames that hold events, before building any row.
+        var widestCell = 1
+        for row in rows {
+            var widthByFrame: [Int: (count: Int, width: Int)] = [:]
+            for event in row.events {
+                let cell = widthByFrame[event.frame, default: (0, 2)]
+                widthByFrame[event.frame] = (cell.count + 1, cell.width + event.symbol.count)
+            }
+            for cell in widthByFrame.values {
+                widestCell = max(widestCell, cell.count == 1 ? cell.width - 2 : cell.width)  // "(ab)" or "a"
+            }
+        }
+        let frameWidth = widestCell > 1 ? widestCell + 1 : 1
+        let (size, overflow) = frameCount.multipliedReportingOverflow(by: frameWidth * max(1, rows.count))
+        if overflow || size > Self.maximumCharacters {
+            return ["marbles: 0ms to \(Int(now / .milliseconds(1)))ms is too big to draw: \(rows.count) rows of \(frameCount) frames, "
+                    + "\(frameWidth) \(frameWidth == 1 ? "character" : "characters") each (at most \(Self.maximumCharacters) characters)"]
+        }
         let cells = rows.map { row -> [String] in
             var byFrame = [[String]](repeating: [], count: frameCount)
             for (frame, symbol) in row.events where frame < frameCount { byFrame[frame].append(symbol) }

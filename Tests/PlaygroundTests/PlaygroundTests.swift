@@ -117,6 +117,22 @@ func golden(_ name: String) throws -> [String] {
         #expect(run.stdout.prefix(6) == ["x: next 1", "y: next a", "x: next 2", "y: next b", "x: error oops", "y: completed"])
     }
 
+    @Test func aDiagramTooBigToDrawIsReportedInOneLineInsteadOfExhaustingMemory() throws {
+        // A long wait: 10^11 frames (before: the run aborted, unable to allocate the rows).
+        let long = try launchBounded(["run", "-"], stdin: "subject s\nsubscribe a to s\nsend s 1\nwait 999999999s\nmarbles\n")
+        #expect(long.status == 0)
+        #expect(long.out == "a: next 1\nmarbles: 0ms to 999999999000ms is too big to draw: 2 rows of 99999999901 frames, "
+                + "1 character each (at most 1000000 characters)\n")
+        // Long values: 2 rows of 101 frames, each as wide as the value and a '-'.
+        let value = String(repeating: "x", count: 10_000)
+        let wide = Run(script: "subject s\nsubscribe a to s\nsend s \(value)\nwait 1s", ["--marbles"])
+        #expect(wide.stdout.last == "marbles: 0ms to 1000ms is too big to draw: 2 rows of 101 frames, 10001 characters each (at most 1000000 characters)")
+        // Just within the limit it is drawn.
+        let drawn = Run(script: "subject s\nsubscribe a to s\nsend s \(String(repeating: "x", count: 4_999))\nwait 990ms", ["--marbles"])
+        #expect(drawn.stdout.count == 4)
+        #expect(drawn.stdout.last?.count == "  a  ".count + 100 * 5_000)
+    }
+
     @Test func quotedValuesKeepTheirSpacesAndPrintAsWritten() {
         let run = Run(script: "subject s\nsubscribe a to s\nsend s \"hello world\" 007 x\nprint \"two  spaces\" end")
         #expect(run.stdout == ["a: next hello world", "a: next 007", "a: next x", "two  spaces end"])

@@ -87,7 +87,10 @@ struct ProgramGenerator {
         case 0..<18: derive()
         case 18..<30: subscribe()
         case 30..<42: send()
-        case 42..<50: emit("wait \(Int.random(in: 0...120, using: &random))ms")
+        case 42..<50:
+            // Now and then a very long wait: timers far apart, and diagrams too big to draw.
+            emit(Int.random(in: 0..<20, using: &random) == 0 ? "wait \(Int.random(in: 1...999_999_999, using: &random))s"
+                 : "wait \(Int.random(in: 0...120, using: &random))ms")
         case 50..<58: setPromise()
         case 58..<62: if let v = valuePromises.randomElement(using: &random) { emit("set \(v) \(value())") } else { defineSource() }
         case 62..<66: if let s = sendables.randomElement(using: &random) { emit("complete \(s)") }

@@ -64,6 +64,8 @@ struct ProgramGenerator {
     private var owners: [String] = []
     /// What each `let` reads, and what each promise is currently set from.
     private var reads: [String: [String]] = [:]
+    /// The most copies each promise has passed on: the checker counts its widest source.
+    private var widest: [String: Int] = [:]
 
     init(seed: UInt64) {
         random = SeededGenerator(seed: seed)
@@ -241,6 +243,8 @@ struct ProgramGenerator {
                 reads[promise] = before
                 let at = "<stdin>:\(lines.count + 1):\(line.count - source.count + 1): error: setting '\(promise)' from '\(source)' would make '"
                 expected.append(ExpectedError(prefix: at, suffix: " times (at most \(Script.maximumFanOut))"))
+            } else {
+                widest[promise] = paths(to: promise)
             }
         }
         emit(line)
@@ -269,7 +273,7 @@ struct ProgramGenerator {
         func count(_ name: String) -> Int {
             if let known = memo[name] { return known }
             let inputs = reads[name] ?? []
-            let total = inputs.isEmpty ? 1 : inputs.reduce(0) { $0 + count($1) }
+            let total = max(inputs.isEmpty ? 1 : inputs.reduce(0) { $0 + count($1) }, widest[name] ?? 1)
             memo[name] = total
             return total
         }

@@ -17,8 +17,8 @@ struct DataFlow {
     private var promisesReached: [String: Set<String>] = [:]
     /// The signal each promise is currently set from.
     private var sources: [String: String] = [:]
-    /// How many copies of one source event each `let` makes: the number of paths from its
-    /// sources to it. Absent means 1.
+    /// How many copies of one source event each `let` makes (the number of paths from its
+    /// sources to it), and each promise passes on (its widest source so far). Absent means 1.
     private(set) var copies: [String: Int] = [:]
 
     mutating func definePromise(_ name: String) {
@@ -62,11 +62,14 @@ struct DataFlow {
     }
 
     /// Every signal's copies were `promise` set from `source`, or nil when nothing changes.
-    /// The graph of current sources is acyclic (cycles are refused first), so each count is
-    /// the sum over the signal's inputs; worked out without recursion, for long chains.
+    ///
+    /// A promise counts the widest source it has been set from, not only its current one: a
+    /// narrower source never lowers a count, so only a wider one (rare) costs this walk over
+    /// the whole graph, and alternating sources costs nothing. The graph of current sources is
+    /// acyclic (cycles are refused first), so each count is the sum over the signal's inputs;
+    /// it is worked out without recursion, for long chains.
     private func copiesChange(setting promise: String, from source: String) -> [String: Int]? {
-        let old = sources[promise].map { copies[$0] ?? 1 } ?? 1
-        guard copies[source] ?? 1 != old else { return nil }
+        guard copies[source] ?? 1 > copies[promise] ?? 1 else { return nil }
         var sources = self.sources
         sources[promise] = source
         func inputs(_ name: String) -> [String] { reads[name] ?? sources[name].map { [$0] } ?? [] }
@@ -79,7 +82,8 @@ struct DataFlow {
                 let missing = upstream.filter { result[$0] == nil && !inputs($0).isEmpty }
                 if missing.isEmpty {
                     let total = upstream.reduce(0) { $0 + min(result[$1] ?? 1, Script.maximumFanOut + 1) }
-                    result[name] = upstream.isEmpty ? 1 : total
+                    let widest = reads[name] == nil ? copies[name] ?? 1 : 0  // a promise's widest so far
+                    result[name] = max(upstream.isEmpty ? 1 : total, widest)
                     stack.removeLast()
                 } else {
                     stack += missing

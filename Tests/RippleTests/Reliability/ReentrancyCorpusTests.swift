@@ -142,4 +142,40 @@ import RippleTestSupport
             subscription.dispose()
         }
     }
+
+    /// A scheduler whose `schedule` re-enters the subject feeding the relay it schedules for.
+    final class ReenteringScheduler: Scheduler, @unchecked Sendable {  // `onSchedule` is set once, before sharing
+        let base = SerialQueueScheduler(label: "re-entering")
+        var onSchedule: (@Sendable () -> Void)?
+        var runsActionsOnItsOwnThreads: Bool { true }
+        var isCurrent: Bool { base.isCurrent }
+        func schedule(_ action: @escaping @Sendable () -> Void) -> any Disposable {
+            onSchedule?()
+            return base.schedule(action)
+        }
+        func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> any Disposable {
+            onSchedule?()
+            return base.schedule(after: delay, action)
+        }
+    }
+
+    @Test func aSchedulersScheduleThatSendsIntoTheSubjectItDeliversFor() {
+        let scheduler = ReenteringScheduler()
+        let subject = Subject<Int>()
+        let extra = Atomic<Int>(0)
+        scheduler.onSchedule = { [weak subject] in
+            if extra.add(1, ordering: .relaxed).newValue <= 3 { subject?.sendNext(-1) }
+        }
+        let recorder = Recorder<Int>()
+        let subscription = subject.deliver(on: scheduler, bufferSize: 2).subscribe(recorder)
+        let finished = finishes(within: 10, "a schedule call that re-enters the relay's source") {
+            for value in 1...20 { subject.sendNext(value) }
+            subject.sendCompleted()
+        }
+        #expect(finished)
+        #expect(waitUntil { recorder.isCompleted })
+        #expect(recorder.values.filter { $0 > 0 } == Array(1...20))
+        subscription.dispose()
+        scheduler.onSchedule = nil
+    }
 }

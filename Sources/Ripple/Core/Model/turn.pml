@@ -32,6 +32,13 @@
  *               the drain, thread 2, delivers them and sends each one back into that subject.
  *               The relay is "owner" 1 of the wait-for graph, held by the drain while it runs, so
  *               neither side waits for the other in a cycle; every value arrives exactly once.
+ *   RELAYS      two deliver(on:) relays of one value each, on two serial schedulers A and B (one
+ *               thread each): an action on A sends into the relay on B, whose drain delivers
+ *               into the relay on A, whose drain is scheduled on A behind that very action. A
+ *               scheduled drain that has not started is held, in the wait-for graph, by the
+ *               thread occupying its scheduler (QueueOccupancy), so the cycle is seen and one
+ *               value enters beyond the bound instead of both threads waiting forever.
+ *               NO_OCCUPANT drops that rule (a pending drain held by nobody): it must deadlock.
  * Properties: assertions (no lost or doubled event, delivery in entry order, which includes
  * per-sender FIFO, callbacks of one owner never overlap, the terminal event exactly once and
  * last, queue bounded by QCAP), no invalid end state (no deadlock), and for FLOOD the liveness
@@ -582,5 +589,114 @@ init {
   assert(deliveredCount[5] == 1);
 #endif
   assert(!done[1] && !done[2] && !handed[1] && !handed[2] && waitsFor[1] == 0 && waitsFor[2] == 0)
+}
+#endif
+
+/* ---------------------------------------------------------------- RELAYS */
+#ifdef RELAYS
+#define PENDING 9     /* DeliveryRelay.pending: a drain scheduled, not started */
+byte drainer[2];      /* relay r: 0 (no drain), PENDING, or the draining thread */
+byte occupant[2];     /* scheduler r's running thread (QueueOccupancy), 0 when idle */
+byte rcnt[2];         /* values in relay r's buffer (bound 1) */
+byte rbuf[8];         /* relay r's values: rbuf[r*4 + k] */
+byte rwaiter[2];      /* the thread waiting for room in relay r, or 0 */
+byte rwaits[NT];      /* relay + 1 that thread t waits for, or 0 */
+byte got;             /* values delivered by the last relay */
+byte passed;          /* values relay 1 (on B) delivered into relay 0 (on A) */
+
+/* DeliveryRelay.turnWord: the draining thread, or for a pending drain its scheduler's occupant. */
+inline relayHolder(r, h) {
+#ifdef NO_OCCUPANT
+  if :: drainer[r] == PENDING -> h = 0 :: else -> h = drainer[r] fi
+#else
+  if :: drainer[r] == PENDING -> h = occupant[r] :: else -> h = drainer[r] fi
+#endif
+}
+
+/* WaitGraph.startWaiting over relays: does thread t waiting for a relay held by h close a cycle? */
+inline relayCycle(t, h, cycle) {
+  x = h; steps = 0; cycle = 0;
+  do
+  :: x == t -> cycle = 1; break
+  :: x != t && (x == 0 || rwaits[x] == 0 || steps > NT) -> break
+  :: x != t && x != 0 && rwaits[x] != 0 && steps <= NT ->
+       relayHolder(rwaits[x] - 1, next);
+       if :: next == x -> break :: else -> x = next; steps++ fi
+  od
+}
+
+/* DeliveryRelay.enqueue with .wait: room, or a cycle (then beyond the bound), else wait. */
+inline relaysEnqueue(r, v, t) {
+  do
+  :: atomic {
+       if
+       :: rcnt[r] < 1 -> rbuf[r * 4 + rcnt[r]] = v; rcnt[r]++; result = 0
+       :: else ->
+            relayHolder(r, i); relayCycle(t, i, cyc);
+            if
+            :: cyc -> assert(rcnt[r] < 3); rbuf[r * 4 + rcnt[r]] = v; rcnt[r]++; result = 0
+            :: !cyc -> rwaits[t] = r + 1; rwaiter[r] = t; result = 2
+            fi
+       fi;
+       if :: result == 0 && drainer[r] == 0 -> drainer[r] = PENDING :: else -> skip fi }   /* scheduleIfIdle */
+     if
+     :: result == 0 -> break
+     :: result == 2 -> atomic { handed[t] -> handed[t] = 0; rwaits[t] = 0 }               /* room: again */
+     fi
+  od
+}
+
+/* DeliveryRelay.drain, an action of scheduler r run by its thread t: take the batch (waking the
+   waiting sender), deliver it, until the buffer is dry; drainer reset under the lock. */
+inline relaysDrain(r, t) {
+  byte batch, k, bv[3];
+  atomic { occupant[r] = t; drainer[r] = t };
+  do
+  :: atomic { rcnt[r] > 0 ->
+       batch = rcnt[r]; k = 0;
+       do :: k < batch -> bv[k] = rbuf[r * 4 + k]; k++ :: else -> break od;
+       rcnt[r] = 0;
+       if :: rwaiter[r] != 0 -> handed[rwaiter[r]] = 1; rwaiter[r] = 0 :: else -> skip fi }
+     k = 0;
+     do
+     :: k < batch ->
+          if
+          :: r == 1 -> passed++; relaysEnqueue(0, bv[k], t)
+          :: r == 0 -> got++; deliveredCount[bv[k]]++; assert(deliveredCount[bv[k]] == 1)
+          fi;
+          k++
+     :: k == batch -> break
+     od
+  :: atomic { rcnt[r] == 0 -> drainer[r] = 0 }; break
+  od;
+  occupant[r] = 0
+}
+
+/* Thread 1 runs scheduler A: an action sending 1..4 into the relay on B, then A's drains. */
+proctype SchedulerA() {
+  LOCALS;
+  occupant[0] = 1;
+  relaysEnqueue(1, 1, 1); relaysEnqueue(1, 2, 1); relaysEnqueue(1, 3, 1); relaysEnqueue(1, 4, 1);
+  occupant[0] = 0;
+  do
+  :: got == 4 -> break
+  :: drainer[0] == PENDING -> relaysDrain(0, 1)
+  od;
+  atomic { finished++ }
+}
+/* Thread 2 runs scheduler B: the drains of the relay on B. */
+proctype SchedulerB() {
+  LOCALS;
+  do
+  :: passed == 4 && drainer[1] == 0 -> break
+  :: drainer[1] == PENDING -> relaysDrain(1, 2)
+  od;
+  atomic { finished++ }
+}
+init {
+  atomic { run SchedulerA(); run SchedulerB() }
+  finished == 2;
+  assert(got == 4 && deliveredCount[1] == 1 && deliveredCount[2] == 1 && deliveredCount[3] == 1 && deliveredCount[4] == 1);
+  assert(!handed[1] && !handed[2] && !done[1] && rwaits[1] == 0 && rwaits[2] == 0)
 }
 #endif

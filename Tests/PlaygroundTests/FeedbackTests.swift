@@ -56,12 +56,7 @@ func launchBounded(_ arguments: [String], stdin: String, limit: TimeInterval = 1
 }
 
 /// A script that would feed values back into themselves forever, and the errors it must get.
-struct FeedbackScript: CustomTestStringConvertible, Sendable {
-    let name: String
-    let script: String
-    let errors: [String]
-    var testDescription: String { name }
-}
+typealias FeedbackScript = BadScript
 
 /// Feedback cycles: the only statement that connects a signal to an input is `set PROMISE
 /// SOURCE`, so every cycle runs through a promise set from a signal that depends on it.

@@ -34,6 +34,18 @@ public final class TestScheduler: Scheduler, @unchecked Sendable {
         state.withLock { $0.queue.count }
     }
 
+    /// How many waiting actions would still run: `pendingCount` without the cancelled ones
+    /// (a disposed action stays queued until the clock reaches it, but runs nothing and holds
+    /// nothing). Zero means that advancing the clock runs no code. O(n) in the queue length.
+    ///
+    ///     let work = clock.schedule(after: .seconds(1)) { print("tick") }
+    ///     work.dispose()
+    ///     clock.pendingCount       // 1
+    ///     clock.livePendingCount   // 0
+    public var livePendingCount: Int {
+        state.withLock { $0.queue.liveCount }
+    }
+
     @discardableResult
     public func schedule(_ action: @escaping @Sendable () -> Void) -> any Disposable {
         schedule(after: .zero, action)

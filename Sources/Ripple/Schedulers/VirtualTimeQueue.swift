@@ -19,6 +19,8 @@ struct VirtualTimeQueue {
     var isEmpty: Bool { heap.isEmpty }
     var count: Int { heap.count }
     var first: Item? { heap.first }
+    /// The items whose action was neither disposed nor taken to run.
+    var liveCount: Int { heap.reduce(0) { $0 + ($1.action.isDisposed ? 0 : 1) } }
 
     mutating func insert(_ item: Item) {
         heap.append(item)

@@ -5,68 +5,108 @@ extension SignalProtocol {
     ///     source: -1-2-|
     ///     delay:  ---1-2-|   (20 ms)
     ///
-    /// Events keep their order on any scheduler, even `BackgroundScheduler`.
+    /// Events keep their order on any scheduler, even `BackgroundScheduler`. Disposing the
+    /// subscription cancels every timer still pending and drops the events waiting for them.
     public func delay(_ interval: Duration, on scheduler: any Scheduler) -> Signal<Value> {
         Signal { downstream in
-            let driver = DelayDriver<Value>(downstream)
-            let delayed: @Sendable (Event<Value>) -> Void = { event in
-                driver.hold(event)
-                scheduler.schedule(after: interval) { driver.releaseOldest() }
-            }
+            let driver = DelayDriver<Value>(downstream, interval: interval, scheduler: scheduler)
             let source = self.subscribe(
-                next: { delayed(.next($0)) },
+                next: { driver.hold(.next($0)) },
                 error: { driver.fail($0) },
-                completed: { delayed(.completed) })
+                completed: { driver.hold(.completed) })
             return CompoundDisposable([source, driver])
         }
     }
 }
 
-/// Holds delayed events in order; each timer that fires releases the oldest one, so timers
-/// that fire out of order on a concurrent scheduler cannot reorder events.
+/// Holds delayed events in order, with the timer of each; each timer that fires releases the
+/// oldest event, so timers that fire out of order on a concurrent scheduler cannot reorder
+/// events. Disposing cancels the timers not yet fired, so nothing of the subscription stays
+/// captured in the scheduler's queue.
 final class DelayDriver<Value>: Disposable, @unchecked Sendable {
+    // @unchecked: `state` guards the mutable state; the rest is immutable.
     /// Guarded by `state`.
-    private struct State: @unchecked Sendable {
+    private struct State: @unchecked Sendable {  // events leave only as values handed out after unlocking
         var held = FIFOQueue<Event<Value>>()
+        /// The timers not yet fired, by ticket: `.some(nil)` while `schedule(after:)` has not returned.
+        var timers: [UInt64: (any Disposable)?] = [:]
+        var nextTicket: UInt64 = 0
         var isDisposed = false
+
+        /// Ends the subscription's waiting: hands out the held events and the pending timers,
+        /// to be dropped and cancelled after unlocking.
+        mutating func takeAll() -> (ContiguousArray<Event<Value>?>, [(any Disposable)?]) {
+            defer { timers = [:] }
+            return (held.removeAll(), Array(timers.values))
+        }
     }
 
+    private let interval: Duration
+    private let scheduler: any Scheduler
     private let forwarder: SerialForwarder<Value>
     private let state = Lock(State())
 
-    init(_ downstream: any SubscriberProtocol<Value>) {
+    init(_ downstream: any SubscriberProtocol<Value>, interval: Duration, scheduler: any Scheduler) {
+        self.interval = interval
+        self.scheduler = scheduler
         forwarder = SerialForwarder(downstream)
     }
 
     var isDisposed: Bool { state.withLock { $0.isDisposed } }
 
     func dispose() {
-        let dropped = state.withLock { state in
+        let (dropped, timers) = state.withLock { state in
             state.isDisposed = true
-            return state.held.removeAll()
+            return state.takeAll()
         }
-        _ = dropped
+        Self.cancel(timers)
+        _ = dropped  // released here, outside the lock
     }
 
+    /// Holds `event` and schedules the timer that releases it.
     func hold(_ event: Event<Value>) {
-        state.withLock { state in
-            if !state.isDisposed { state.held.append(event) }
+        let ticket: UInt64? = state.withLock { state in
+            if state.isDisposed { return nil }
+            state.held.append(event)
+            let ticket = state.nextTicket
+            state.nextTicket += 1
+            state.timers[ticket] = .some(nil)
+            return ticket
         }
+        guard let ticket else { return }
+        let timer = scheduler.schedule(after: interval) { [self] in fire(ticket) }
+        let isStale = state.withLock { state in
+            // Disposed meanwhile (the timer was not in the table to cancel), or already fired.
+            guard !state.isDisposed, state.timers.index(forKey: ticket) != nil else { return true }
+            state.timers[ticket] = timer
+            return false
+        }
+        if isStale { timer.dispose() }
     }
 
-    func releaseOldest() {
-        state.withLock { state in
-            if let event = state.held.popFirst() { forwarder.enqueue(event) }
+    private func fire(_ ticket: UInt64) {
+        var released: Event<Value>?
+        let timer = state.withLock { state in
+            let timer = state.timers.removeValue(forKey: ticket)
+            released = state.held.popFirst()
+            if let released { forwarder.enqueue(released) }
+            return timer
         }
         forwarder.drain()
+        _ = (timer, released)  // released here, after delivering
     }
 
     func fail(_ error: any Error) {
-        let dropped = state.withLock { state in
+        let (dropped, timers) = state.withLock { state in
             forwarder.enqueue(.error(error))
-            return state.held.removeAll()
+            return state.takeAll()
         }
-        _ = dropped
         forwarder.drain()
+        Self.cancel(timers)  // after delivering: no user code between enqueue and drain
+        _ = dropped
+    }
+
+    private static func cancel(_ timers: [(any Disposable)?]) {
+        for case let timer? in timers { timer.dispose() }
     }
 }

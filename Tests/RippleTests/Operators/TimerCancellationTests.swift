@@ -1,0 +1,90 @@
+import Testing
+@testable import Ripple
+import RippleTestSupport
+
+/// A value whose lifetime a test watches through a weak reference.
+final class Payload: @unchecked Sendable {  // immutable
+    let id: Int
+    init(_ id: Int) { self.id = id }
+}
+
+/// The operators that schedule work on a scheduler, each built over a subject of payloads.
+enum SchedulingOperator: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case delay, debounce, throttle, bufferTimeSpan, timeout, sample, interval, timer, deliverOn, subscribeOn
+
+    var testDescription: String { rawValue }
+
+    func make(_ source: Subject<Payload>, _ clock: TestScheduler) -> Signal<Any> {
+        let interval = Duration.milliseconds(30)
+        switch self {
+        case .delay: return source.delay(interval, on: clock).map { $0 }
+        case .debounce: return source.debounce(interval, on: clock).map { $0 }
+        case .throttle: return source.throttle(interval, on: clock).map { $0 }
+        case .bufferTimeSpan: return source.buffer(timeSpan: interval, on: clock).map { $0 }
+        case .timeout: return source.timeout(interval, on: clock).map { $0 }
+        case .sample: return source.sample(Signal<Int>.interval(interval, on: clock)).map { $0 }
+        case .interval: return source.merge(Signal<Int>.interval(interval, on: clock).map { Payload($0) }).map { $0 }
+        case .timer: return source.merge(Signal<Int>.timer(interval, on: clock).map { Payload($0) }).map { $0 }
+        case .deliverOn: return source.deliver(on: clock).map { $0 }
+        case .subscribeOn: return source.subscribe(on: clock).map { $0 }
+        }
+    }
+}
+
+@Suite(.leakChecked) struct TimerCancellationTests {
+    /// Issue 15: `delay` dropped the disposable of each timer it scheduled, so a disposed
+    /// subscription kept its driver, its downstream subscriber and the delayed values until
+    /// every timer fired — forever on a `TestScheduler` that is not advanced.
+    @Test(arguments: SchedulingOperator.allCases)
+    func disposingCancelsEveryScheduledActionAndFreesTheSubscriber(_ op: SchedulingOperator) {
+        let clock = TestScheduler()
+        let source = Subject<Payload>()
+        var recorder: Recorder<Any>? = Recorder()
+        weak let weakRecorder = recorder
+        weak var weakPayload: Payload?
+        do {
+            let subscription = op.make(source, clock).subscribe(recorder.unsafelyUnwrapped)
+            recorder = nil
+            if op != .subscribeOn { clock.advance(by: .milliseconds(5)) }  // else: dispose before it subscribes
+            let payload = Payload(1)
+            weakPayload = payload
+            source.sendNext(payload)
+            if op != .subscribeOn { clock.advance(by: .milliseconds(5)) }
+            source.sendNext(Payload(2))
+            source.sendNext(Payload(3))
+            #expect(clock.livePendingCount > 0, "the test needs work scheduled when it disposes")
+            subscription.dispose()
+        }
+        #expect(clock.livePendingCount == 0, "\(op): work left scheduled after dispose")
+        #expect(weakRecorder == nil, "\(op): the disposed subscription's subscriber is still alive")
+        #expect(weakPayload == nil, "\(op): a value of the disposed subscription is still alive")
+        #expect(source.storage.subscriberCount == 0)
+        clock.run()
+    }
+
+    @Test func livePendingCountLeavesOutCancelledActions() {
+        let clock = TestScheduler()
+        let cancelled = clock.schedule(after: .seconds(1)) {}
+        clock.schedule(after: .seconds(2)) {}
+        cancelled.dispose()
+        #expect(clock.pendingCount == 2)
+        #expect(clock.livePendingCount == 1)
+        clock.run()
+        #expect(clock.pendingCount == 0 && clock.livePendingCount == 0)
+    }
+
+    @Test func aDelayedValueStillArrivesWhenOnlyAnotherSubscriptionIsDisposed() {
+        let clock = TestScheduler()
+        let source = Subject<Int>()
+        let kept = TimedRecorder<Int>(clock)
+        let delayed = source.delay(.milliseconds(20), on: clock)
+        let keptSubscription = delayed.subscribe(kept)
+        let dropped = delayed.subscribeNext { _ in Issue.record("a disposed subscription got a value") }
+        source.sendNext(1)
+        dropped.dispose()
+        #expect(clock.livePendingCount == 1)
+        clock.run()
+        #expect(kept.marbles == "--1")
+        keptSubscription.dispose()
+    }
+}

@@ -123,10 +123,14 @@ final class SerialForwarder<Value>: TurnOwner, @unchecked Sendable {
 
     /// Queues the end of a timed operator's stream: completion first sends the value it was
     /// holding back; an error drops it. Safe to call under the operator's lock.
-    func enqueueEnd(_ event: Event<Value>, flushing waiting: inout Value?) {
-        if case .completed = event, let value = waiting.take() { enqueue(.next(value)) }
-        waiting = nil
+    ///
+    /// - Returns: The value taken out of `waiting` (sent or dropped), for the caller to
+    ///   release after unlocking: its deinit is user code.
+    func enqueueEnd(_ event: Event<Value>, flushing waiting: inout Value?) -> Value? {
+        let value = waiting.take()
+        if case .completed = event, let value { enqueue(.next(value)) }
         enqueue(event)
+        return value
     }
 }
 

@@ -58,9 +58,12 @@ final class CombineLatestDriver<Value>: IndexedSourcesDriver, @unchecked Sendabl
     }
 
     func next(_ value: Value, at index: Int) {
+        var replaced: Value?
+        defer { _ = replaced }  // released outside the lock, after delivering: its deinit is user code
         let send = state.withLock { state in
             if state.finished { return false }
-            if state.latest[index] == nil { state.haveValue += 1 }
+            replaced = state.latest[index]
+            if replaced == nil { state.haveValue += 1 }
             state.latest[index] = value
             guard state.haveValue == state.latest.count else { return false }
             forwarder.enqueue(.next(state.latest.map { $0.unsafelyUnwrapped }))

@@ -57,7 +57,13 @@ extension SignalProtocol {
             let forwarder = SerialForwarder(downstream)
             let latest = Lock(UncheckedSendable<Value?>(nil))
             let source = self.subscribe(
-                next: { value in latest.withLock { $0.value = value } },
+                next: { value in
+                    let replaced = latest.withLock { latest in
+                        defer { latest.value = value }
+                        return latest.value
+                    }
+                    _ = replaced  // released outside the lock: its deinit is user code
+                },
                 error: { forwarder.send(.error($0)) },
                 completed: { forwarder.send(.completed) })
             let sampling = sampler.subscribe(
@@ -94,22 +100,26 @@ final class TimeBufferDriver<Value>: @unchecked Sendable {
     }
 
     func flush() {
-        state.withLock { state in
-            if state.finished || state.waiting.isEmpty { return }
+        let sent: [Value] = state.withLock { state in
+            if state.finished || state.waiting.isEmpty { return [] }
             forwarder.enqueue(.next(state.waiting))
-            state.waiting = []
+            defer { state.waiting = [] }
+            return state.waiting
         }
         forwarder.drain()
+        _ = sent  // released after delivering, outside the lock
     }
 
     func finish(_ event: Event<[Value]>) {
-        state.withLock { state in
-            if state.finished { return }
+        let flushed: [Value] = state.withLock { state in
+            if state.finished { return [] }
             state.finished = true
             if case .completed = event, !state.waiting.isEmpty { forwarder.enqueue(.next(state.waiting)) }
-            state.waiting = []
             forwarder.enqueue(event)
+            defer { state.waiting = [] }
+            return state.waiting
         }
         forwarder.drain()
+        _ = flushed  // released after delivering, outside the lock: an error drops these values
     }
 }

@@ -47,31 +47,44 @@ final class DebounceDriver<Value>: @unchecked Sendable {
     }
 
     func next(_ value: Value) {
+        var replaced: Value?
         let generation: Int? = state.withLock { state in
             if state.finished { return nil }
+            replaced = state.waiting
             state.waiting = value
             state.generation += 1
             return state.generation
         }
-        guard let generation else { return }
-        timer.disposable = scheduler.schedule(after: interval) { [self] in fire(generation) }
+        if let generation {
+            timer.disposable = scheduler.schedule(after: interval) { [self] in fire(generation) }
+        }
+        _ = replaced  // released here, outside the lock: its deinit is user code
     }
 
     private func fire(_ generation: Int) {
+        var sent: Value?
         state.withLock { state in
-            guard !state.finished, state.generation == generation, let value = state.waiting.take() else { return }
-            forwarder.enqueue(.next(value))
+            guard !state.finished, state.generation == generation else { return }
+            sent = state.waiting.take()
+            if let sent { forwarder.enqueue(.next(sent)) }
         }
         forwarder.drain()
+        _ = sent  // released after delivering, outside the lock
     }
 
     func finish(_ event: Event<Value>) {
-        state.withLock { state in
-            if state.finished { return }
+        var flushed: Value?
+        let isFirst = state.withLock { state in
+            if state.finished { return false }
             state.finished = true
-            forwarder.enqueueEnd(event, flushing: &state.waiting)
+            flushed = forwarder.enqueueEnd(event, flushing: &state.waiting)
+            return true
         }
-        timer.dispose()
+        guard isFirst else { return }
         forwarder.drain()
+        // After delivering: nothing runs between the forwarder's enqueue and drain (a scheduler's
+        // disposable and a value's deinit are user code). A timer firing meanwhile finds `finished`.
+        timer.dispose()
+        _ = flushed
     }
 }

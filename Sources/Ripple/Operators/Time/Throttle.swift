@@ -42,9 +42,12 @@ final class ThrottleDriver<Value>: @unchecked Sendable {
     }
 
     func next(_ value: Value) {
+        var replaced: Value?
+        defer { _ = replaced }  // released outside the lock: its deinit is user code
         let opened = state.withLock { state in
             if state.finished { return false }
             if state.isWindowOpen {
+                replaced = state.waiting
                 state.waiting = value
                 return false
             }
@@ -63,27 +66,34 @@ final class ThrottleDriver<Value>: @unchecked Sendable {
     }
 
     private func windowEnded() {
-        let sent = state.withLock { state in
+        var sent: Value?
+        state.withLock { state in
             guard !state.finished, let value = state.waiting.take() else {
                 state.isWindowOpen = false
-                return false
+                return
             }
+            sent = value
             forwarder.enqueue(.next(value))
-            return true
         }
-        if sent {
-            forwarder.drain()
-            openWindow()
-        }
+        guard sent != nil else { return }
+        forwarder.drain()
+        _ = sent.take()  // released after delivering, outside the lock
+        openWindow()
     }
 
     func finish(_ event: Event<Value>) {
-        state.withLock { state in
-            if state.finished { return }
+        var flushed: Value?
+        let isFirst = state.withLock { state in
+            if state.finished { return false }
             state.finished = true
-            forwarder.enqueueEnd(event, flushing: &state.waiting)
+            flushed = forwarder.enqueueEnd(event, flushing: &state.waiting)
+            return true
         }
-        window.dispose()
+        guard isFirst else { return }
         forwarder.drain()
+        // After delivering: nothing runs between the forwarder's enqueue and drain (a scheduler's
+        // disposable and a value's deinit are user code). A window ending meanwhile finds `finished`.
+        window.dispose()
+        _ = flushed
     }
 }

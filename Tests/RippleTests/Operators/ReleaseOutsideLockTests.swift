@@ -1,0 +1,156 @@
+import Testing
+@testable import Ripple
+import RippleTestSupport
+
+/// Runs `action` when deinitialized: user code that runs wherever an operator lets go of the
+/// last copy of a value holding it.
+final class DeinitAction: @unchecked Sendable {  // `action` is immutable and run once, by deinit
+    private let action: () -> Void
+    init(_ action: @escaping () -> Void) { self.action = action }
+    deinit { action() }
+}
+
+/// A value type with a class payload, whose release runs user code.
+struct Tracked: @unchecked Sendable {  // see `DeinitAction`
+    let id: Int
+    let onRelease: DeinitAction?
+    init(_ id: Int, onRelease: (() -> Void)? = nil) {
+        self.id = id
+        self.onRelease = onRelease.map(DeinitAction.init)
+    }
+}
+
+/// Issue 15, "user code under locks": an operator that replaced or dropped a value inside its
+/// lock ran the value's deinit there; a deinit that re-enters the operator (through another
+/// source, a sampler or the operator's clock) then deadlocked on that lock. Each test lets a
+/// value's release re-enter the operator that releases it, under a watchdog.
+@Suite(.leakChecked) struct ReleaseOutsideLockTests {
+    @Test func combineLatestReleasesAReplacedValueOutsideItsLock() {
+        let ids = Box<[[Int]]>([])
+        finishes(within: 10, "combineLatest releasing a replaced value whose deinit sends into the other source") {
+            let a = Subject<Tracked>(), b = Subject<Tracked>()
+            let subscription = a.combineLatest(b).subscribeNext { pair in ids.mutate { $0.append([pair.0.id, pair.1.id]) } }
+            a.sendNext(Tracked(1) { b.sendNext(Tracked(9)) })
+            b.sendNext(Tracked(2))
+            a.sendNext(Tracked(3))  // replaces 1, whose release sends 9 into b
+            subscription.dispose()
+        }
+        #expect(ids.value == [[1, 2], [3, 2], [3, 9]])
+    }
+
+    @Test func sampleReleasesAReplacedValueOutsideItsLock() {
+        let ids = Box<[Int]>([])
+        finishes(within: 10, "sample releasing a replaced value whose deinit sends into the sampler") {
+            let source = Subject<Tracked>(), sampler = Subject<Void>()
+            let subscription = source.sample(sampler).subscribeNext { value in ids.mutate { $0.append(value.id) } }
+            source.sendNext(Tracked(1) { sampler.sendNext(()) })
+            source.sendNext(Tracked(2))  // replaces 1, whose release samples
+            subscription.dispose()
+        }
+        #expect(ids.value == [2])
+    }
+
+    @Test func debounceReleasesAReplacedValueOutsideItsLock() {
+        let ids = Box<[Int]>([])
+        finishes(within: 10, "debounce releasing a replaced value whose deinit advances the clock") {
+            let clock = TestScheduler()
+            let source = Subject<Tracked>()
+            let subscription = source.debounce(.milliseconds(30), on: clock)
+                .subscribeNext { value in ids.mutate { $0.append(value.id) } }
+            source.sendNext(Tracked(1) { clock.advance(by: .milliseconds(30)) })
+            source.sendNext(Tracked(2))  // replaces 1, whose release runs the timers
+            subscription.dispose()
+        }
+        #expect(ids.value == [2])
+    }
+
+    @Test func debounceReleasesTheValueAnErrorDropsOutsideItsLock() {
+        let events = Box<[String]>([])
+        finishes(within: 10, "debounce dropping a value on error whose deinit advances the clock") {
+            let clock = TestScheduler()
+            let source = Subject<Tracked>()
+            source.debounce(.milliseconds(30), on: clock).subscribe(
+                next: { value in events.mutate { $0.append("\(value.id)") } },
+                error: { _ in events.mutate { $0.append("#") } })
+            source.sendNext(Tracked(1) { clock.advance(by: .milliseconds(30)) })
+            source.sendError(TestError())  // drops 1, whose release runs the timers
+        }
+        #expect(events.value == ["#"])
+    }
+
+    @Test func throttleReleasesAReplacedValueOutsideItsLock() {
+        let ids = Box<[Int]>([])
+        finishes(within: 10, "throttle releasing a replaced value whose deinit advances the clock") {
+            let clock = TestScheduler()
+            let source = Subject<Tracked>()
+            let subscription = source.throttle(.milliseconds(30), on: clock)
+                .subscribeNext { value in ids.mutate { $0.append(value.id) } }
+            source.sendNext(Tracked(1))
+            source.sendNext(Tracked(2) { clock.advance(by: .milliseconds(30)) })
+            source.sendNext(Tracked(3))  // replaces 2, whose release ends the window
+            subscription.dispose()
+        }
+        #expect(ids.value == [1, 3])
+    }
+
+    @Test func throttleReleasesTheValueAnErrorDropsOutsideItsLock() {
+        let events = Box<[String]>([])
+        finishes(within: 10, "throttle dropping a value on error whose deinit advances the clock") {
+            let clock = TestScheduler()
+            let source = Subject<Tracked>()
+            source.throttle(.milliseconds(30), on: clock).subscribe(
+                next: { value in events.mutate { $0.append("\(value.id)") } },
+                error: { _ in events.mutate { $0.append("#") } })
+            source.sendNext(Tracked(1))
+            source.sendNext(Tracked(2) { clock.advance(by: .milliseconds(30)) })
+            source.sendError(TestError())  // drops 2, whose release ends the window
+        }
+        #expect(events.value == ["1", "#"])
+    }
+
+    @Test func timedBufferReleasesTheValuesAnErrorDropsOutsideItsLock() {
+        let events = Box<[String]>([])
+        finishes(within: 10, "buffer(timeSpan:) dropping values on error whose deinit advances the clock") {
+            let clock = TestScheduler()
+            let source = Subject<Tracked>()
+            source.buffer(timeSpan: .milliseconds(30), on: clock).subscribe(
+                next: { values in events.mutate { $0.append("\(values.map(\.id))") } },
+                error: { _ in events.mutate { $0.append("#") } })
+            source.sendNext(Tracked(1) { clock.advance(by: .milliseconds(30)) })
+            source.sendError(TestError())  // drops [1], whose release ticks the buffer's clock
+        }
+        #expect(events.value == ["#"])
+    }
+
+    @Test func delayReleasesTheValuesAnErrorDropsOutsideItsLock() {
+        let events = Box<[String]>([])
+        finishes(within: 10, "delay dropping values on error whose deinit advances the clock") {
+            let clock = TestScheduler()
+            let source = Subject<Tracked>()
+            source.delay(.milliseconds(30), on: clock).subscribe(
+                next: { value in events.mutate { $0.append("\(value.id)") } },
+                error: { _ in events.mutate { $0.append("#") } })
+            source.sendNext(Tracked(1) { clock.advance(by: .milliseconds(30)) })
+            source.sendError(TestError())  // drops 1, whose release runs the timers
+        }
+        #expect(events.value == ["#"])
+    }
+
+    @Test func aReleasedValueMayDisposeItsOwnSubscription() {
+        let ids = Box<[Int]>([])
+        finishes(within: 10, "operators releasing a value whose deinit disposes the subscription") {
+            let clock = TestScheduler()
+            let a = Subject<Tracked>(), b = Subject<Tracked>()
+            let subscription = SerialDisposable()
+            subscription.disposable = a.combineLatest(b).map { $0.0 }
+                .debounce(.milliseconds(10), on: clock).throttle(.milliseconds(10), on: clock)
+                .subscribeNext { value in ids.mutate { $0.append(value.id) } }
+            a.sendNext(Tracked(1) { subscription.dispose() })
+            b.sendNext(Tracked(2))
+            clock.advance(by: .milliseconds(10))
+            a.sendNext(Tracked(3))  // replaces 1 in combineLatest, whose release disposes everything
+            clock.run()
+        }
+        #expect(ids.value == [1])
+    }
+}

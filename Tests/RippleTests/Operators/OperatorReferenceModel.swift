@@ -1,0 +1,199 @@
+@testable import Ripple
+import RippleTestSupport
+
+// A tiny pure reference for Ripple's operators on virtual time, compared with the real ones by
+// `OperatorReferenceModelTests`. Hot sources are subjects fed at random times; the reference
+// replays the same inputs through `ReferenceWorld`, a single-threaded miniature of subjects,
+// subscriptions and a virtual clock with `TestScheduler`'s ordering.
+
+/// One event of a source, or of the result, as text: a value, `|` (completed), `#name` (error).
+enum ModelEvent: Equatable, Sendable, CustomStringConvertible {
+    case next(Int), completed, error(String)
+
+    var isTerminal: Bool {
+        if case .next = self { return false }
+        return true
+    }
+
+    var description: String {
+        switch self {
+        case .next(let value): "\(value)"
+        case .completed: "|"
+        case .error(let name): "#\(name)"
+        }
+    }
+}
+
+/// What a result sent, and when (virtual milliseconds).
+struct ModelOutput: Equatable, Sendable, CustomStringConvertible {
+    let time: Int
+    let text: String
+    var description: String { "\(text)@\(time)" }
+}
+
+/// One run's inputs: each source's events at their times, in the one global order in which the
+/// `TestScheduler` runs them (equal times: in this order, before any operator's timer due then),
+/// and the time the subscription is disposed, if it is.
+struct ModelInputs: CustomStringConvertible {
+    struct Input: CustomStringConvertible {
+        let time: Int
+        let source: Int
+        let event: ModelEvent
+        var description: String { "s\(source):\(event)@\(time)" }
+    }
+
+    var inputs: [Input]
+    var disposeAt: Int?
+    /// `take(n)`'s n.
+    var count: Int
+    /// The time operators' interval, in milliseconds.
+    var interval: Int
+    /// Where both sides stop the clock.
+    static let horizon = 300
+
+    var description: String {
+        "inputs [\(inputs.map(\.description).joined(separator: ", "))], dispose at \(disposeAt.map(String.init) ?? "never"), n \(count), interval \(interval) ms"
+    }
+
+    /// Random marbles for `sources` subjects: a few small values at multiples of 10 ms, maybe a
+    /// terminal event, interleaved at random where times are equal; a random dispose time or none.
+    static func random(sources: Int, using random: inout SeededGenerator) -> ModelInputs {
+        var scripts: [[Input]] = []
+        for source in 0..<sources {
+            var times = (0..<Int.random(in: 0...5, using: &random)).map { _ in Int.random(in: 0...10, using: &random) * 10 }
+            times.sort()
+            var script = times.map { Input(time: $0, source: source, event: .next(Int.random(in: 0...4, using: &random))) }
+            let end = Int.random(in: 0..<5, using: &random)
+            if end < 3 {
+                let time = max(times.last ?? 0, Int.random(in: 0...12, using: &random) * 10)
+                script.append(Input(time: time, source: source, event: end < 2 ? .completed : .error("e\(source)")))
+            }
+            scripts.append(script)
+        }
+        // Interleave: repeatedly take the head of a random script among those with the earliest time.
+        var merged: [Input] = []
+        var heads = Array(repeating: 0, count: sources)
+        while true {
+            let ready = (0..<sources).filter { heads[$0] < scripts[$0].count }
+            guard let earliest = ready.map({ scripts[$0][heads[$0]].time }).min() else { break }
+            let candidates = ready.filter { scripts[$0][heads[$0]].time == earliest }
+            let pick = candidates[Int.random(in: 0..<candidates.count, using: &random)]
+            merged.append(scripts[pick][heads[pick]])
+            heads[pick] += 1
+        }
+        let disposeAt = Bool.random(using: &random) ? nil : Int.random(in: 0...26, using: &random) * 5
+        return ModelInputs(
+            inputs: merged, disposeAt: disposeAt,
+            count: Int.random(in: 0...3, using: &random),
+            interval: [10, 15, 20, 30][Int.random(in: 0..<4, using: &random)])
+    }
+}
+
+/// The reference's miniature world: hot subjects that remember their terminal event, their
+/// subscriptions in subscription order, a virtual clock, and the result's output.
+final class ReferenceWorld {
+    private(set) var now = 0
+    private(set) var output: [ModelOutput] = []
+    /// The result ended (a terminal event) or was disposed: everything of it is gone.
+    private(set) var ended = false
+    private var terminal: [ModelEvent?]
+    private var subscriptions: [(id: Int, subject: Int, handler: (ModelEvent) -> Void)] = []
+    private var nextID = 0
+    private var timers: [(due: Int, sequence: Int, action: () -> Void)] = []
+    private var nextSequence = 0
+
+    init(subjects: Int) {
+        terminal = Array(repeating: nil, count: subjects)
+    }
+
+    func emit(_ text: String) {
+        if !ended { output.append(ModelOutput(time: now, text: text)) }
+    }
+
+    /// Sends a terminal event (as text) and ends the result.
+    func end(_ event: ModelEvent) {
+        if ended { return }
+        output.append(ModelOutput(time: now, text: event.description))
+        finish()
+    }
+
+    /// Ends the result without output (a dispose): every subscription and timer goes.
+    func finish() {
+        ended = true
+        subscriptions = []
+        timers = []
+    }
+
+    /// Subscribes to a subject: a terminated one sends its terminal event at once.
+    @discardableResult
+    func subscribe(_ subject: Int, _ handler: @escaping (ModelEvent) -> Void) -> Int {
+        if ended { return -1 }
+        if let event = terminal[subject] {
+            handler(event)
+            return -1
+        }
+        nextID += 1
+        subscriptions.append((nextID, subject, handler))
+        return nextID
+    }
+
+    func unsubscribe(_ id: Int) {
+        subscriptions.removeAll { $0.id == id }
+    }
+
+    func schedule(after delay: Int, _ action: @escaping () -> Void) {
+        if ended { return }
+        nextSequence += 1
+        timers.append((now + delay, nextSequence, action))
+    }
+
+    /// A subject sends: to each subscription in order that is still there when its turn comes.
+    func send(_ event: ModelEvent, to subject: Int) {
+        if terminal[subject] != nil { return }
+        if event.isTerminal { terminal[subject] = event }
+        let targets = subscriptions.filter { $0.subject == subject }
+        if event.isTerminal { subscriptions.removeAll { $0.subject == subject } }
+        for target in targets {
+            if ended { return }
+            // A terminal event reaches every subscription it found; a value only those not disposed meanwhile.
+            if event.isTerminal || subscriptions.contains(where: { $0.id == target.id }) { target.handler(event) }
+        }
+    }
+
+    /// Runs the timers due before `time` (or up to and including it), in due, then creation order.
+    func runTimers(before time: Int, inclusive: Bool = false) {
+        while !ended {
+            guard let index = timers.indices.min(by: { (timers[$0].due, timers[$0].sequence) < (timers[$1].due, timers[$1].sequence) }),
+                  inclusive ? timers[index].due <= time : timers[index].due < time else { return }
+            let timer = timers.remove(at: index)
+            now = timer.due
+            timer.action()
+        }
+    }
+
+    /// Plays `inputs` through the subscriptions set up so far, then runs the clock to the horizon.
+    func play(_ inputs: ModelInputs) {
+        var entries: [(time: Int, input: ModelInputs.Input?)] = inputs.inputs.map { ($0.time, $0) }
+        if let disposeAt = inputs.disposeAt {
+            let position = entries.firstIndex { $0.time > disposeAt } ?? entries.count
+            entries.insert((disposeAt, nil), at: position)
+        }
+        for (time, input) in entries {
+            runTimers(before: time)
+            now = time
+            if let input { send(input.event, to: input.source) } else { finish() }
+        }
+        runTimers(before: ModelInputs.horizon, inclusive: true)
+    }
+
+    /// Forwards a source's event unchanged; `transform` maps values (nil drops them).
+    func passing(_ transform: @escaping (Int) -> Int? = { $0 }) -> (ModelEvent) -> Void {
+        { [self] event in
+            if case .next(let value) = event {
+                if let mapped = transform(value) { emit("\(mapped)") }
+            } else {
+                end(event)
+            }
+        }
+    }
+}

@@ -1,0 +1,493 @@
+import Foundation
+import Testing
+@testable import Ripple
+import RippleTestSupport
+
+/// The operators the reference model covers, each over hot subjects `s[0]`, `s[1]`, `s[2]`.
+enum ModelOperator: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case map, filter, scan, take, skip, takeWhile, skipWhile, distinctUntilChanged, startWith
+    case reduce, collect, first, last, ignoreValues, materialize
+    case merge, concat, zip, combineLatest, flatMap, switchToLatest, concatMap
+    case `catch`, retry, takeUntil, sample
+    case delay, debounce, throttle, bufferCount, bufferTimeSpan, timeout
+
+    var testDescription: String { rawValue }
+
+    var sources: Int {
+        switch self {
+        case .merge, .concat, .zip, .combineLatest, .catch, .takeUntil, .sample: 2
+        case .flatMap, .switchToLatest, .concatMap, .retry: 3
+        default: 1
+        }
+    }
+
+    /// The real operator over `s`, its values as text.
+    func real(_ s: [Subject<Int>], _ p: ModelInputs, _ clock: TestScheduler) -> Signal<String> {
+        let interval = Duration.milliseconds(p.interval)
+        let text: (Int) -> String = { "\($0)" }
+        let inner: (Int) -> Subject<Int> = { s[1 + $0 % 2] }
+        switch self {
+        case .map: return s[0].map { $0 * 10 + 1 }.map(text)
+        case .filter: return s[0].filter { $0 % 2 == 0 }.map(text)
+        case .scan: return s[0].scan(0, +).map(text)
+        case .take: return s[0].take(p.count).map(text)
+        case .skip: return s[0].skip(2).map(text)
+        case .takeWhile: return s[0].take(while: { $0 < 3 }).map(text)
+        case .skipWhile: return s[0].skip(while: { $0 < 3 }).map(text)
+        case .distinctUntilChanged: return s[0].distinctUntilChanged().map(text)
+        case .startWith: return s[0].startWith(7, 8).map(text)
+        case .reduce: return s[0].reduce(0, +).map(text)
+        case .collect: return s[0].collect().map { "\($0)" }
+        case .first: return s[0].first().map(text)
+        case .last: return s[0].last().map(text)
+        case .ignoreValues: return s[0].ignoreValues().map(text)
+        case .materialize:
+            return s[0].materialize().map { event in
+                switch event {
+                case .next(let value): "n\(value)"
+                case .completed: "c"
+                case .error(let error): "e\(error)"
+                }
+            }
+        case .merge: return s[0].merge(s[1]).map(text)
+        case .concat: return s[0].concat(s[1]).map(text)
+        case .zip: return Signal<Int>.zip([s[0], s[1]]).map { "\($0)" }
+        case .combineLatest: return Signal<Int>.combineLatest([s[0], s[1]]).map { "\($0)" }
+        case .flatMap: return s[0].flatMap(inner).map(text)
+        case .switchToLatest: return s[0].map(inner).switchToLatest().map(text)
+        case .concatMap: return s[0].concatMap(inner).map(text)
+        case .catch: return s[0].catch { _ in s[1] }.map(text)
+        case .retry:
+            let attempts = Box(0)
+            return Signal<Int> { subscriber in
+                let attempt = attempts.mutate { count in
+                    defer { count += 1 }
+                    return count
+                }
+                return s[attempt].subscribe(subscriber)
+            }.retry(2).map(text)
+        case .takeUntil: return s[0].take(until: s[1]).map(text)
+        case .sample: return s[0].sample(s[1]).map(text)
+        case .delay: return s[0].delay(interval, on: clock).map(text)
+        case .debounce: return s[0].debounce(interval, on: clock).map(text)
+        case .throttle: return s[0].throttle(interval, on: clock).map(text)
+        case .bufferCount: return s[0].buffer(count: 2).map { "\($0)" }
+        case .bufferTimeSpan: return s[0].buffer(timeSpan: interval, on: clock).map { "\($0)" }
+        case .timeout: return s[0].timeout(interval, on: clock).map(text)
+        }
+    }
+
+    /// Sets up the reference for one subscription at time 0 (before any input).
+    func reference(_ w: ReferenceWorld, _ p: ModelInputs) {
+        let d = p.interval
+        switch self {
+        case .map: w.subscribe(0, w.passing { $0 * 10 + 1 })
+        case .filter: w.subscribe(0, w.passing { $0 % 2 == 0 ? $0 : nil })
+        case .scan:
+            var sum = 0
+            w.subscribe(0, w.passing { sum += $0; return sum })
+        case .take, .first:
+            var remaining = self == .first ? 1 : p.count
+            if remaining == 0 { return w.end(.completed) }
+            w.subscribe(0) { event in
+                guard case .next(let value) = event else { return w.end(event) }
+                remaining -= 1
+                w.emit("\(value)")
+                if remaining == 0 { w.end(.completed) }
+            }
+        case .skip:
+            var remaining = 2
+            w.subscribe(0, w.passing { value in
+                if remaining > 0 { remaining -= 1; return nil }
+                return value
+            })
+        case .takeWhile:
+            w.subscribe(0) { event in
+                guard case .next(let value) = event else { return w.end(event) }
+                if value < 3 { w.emit("\(value)") } else { w.end(.completed) }
+            }
+        case .skipWhile:
+            var skipping = true
+            w.subscribe(0, w.passing { value in
+                if skipping && value < 3 { return nil }
+                skipping = false
+                return value
+            })
+        case .distinctUntilChanged:
+            var previous: Int?
+            w.subscribe(0, w.passing { value in
+                if value == previous { return nil }
+                previous = value
+                return value
+            })
+        case .startWith:
+            w.emit("7")
+            w.emit("8")
+            w.subscribe(0, w.passing())
+        case .reduce, .collect, .last, .ignoreValues:
+            var values: [Int] = []
+            w.subscribe(0) { event in
+                switch event {
+                case .next(let value): values.append(value)
+                case .error: w.end(event)
+                case .completed:
+                    switch self {
+                    case .reduce: w.emit("\(values.reduce(0, +))")
+                    case .collect: w.emit("\(values)")
+                    case .last: if let last = values.last { w.emit("\(last)") }
+                    default: break
+                    }
+                    w.end(.completed)
+                }
+            }
+        case .materialize:
+            w.subscribe(0) { event in
+                switch event {
+                case .next(let value): w.emit("n\(value)")
+                case .completed: w.emit("c"); w.end(.completed)
+                case .error(let name): w.emit("e\(name)"); w.end(.completed)
+                }
+            }
+        case .merge, .flatMap:
+            var active = 0
+            var outerDone = false
+            func innerEvent(_ event: ModelEvent) {
+                switch event {
+                case .next(let value): w.emit("\(value)")
+                case .error: w.end(event)
+                case .completed:
+                    active -= 1
+                    if outerDone && active == 0 { w.end(.completed) }
+                }
+            }
+            if self == .merge {
+                active = 2
+                outerDone = true
+                w.subscribe(0, innerEvent)
+                w.subscribe(1, innerEvent)
+                return
+            }
+            w.subscribe(0) { event in
+                switch event {
+                case .next(let value):
+                    active += 1
+                    w.subscribe(1 + value % 2, innerEvent)
+                case .error: w.end(event)
+                case .completed:
+                    outerDone = true
+                    if active == 0 { w.end(.completed) }
+                }
+            }
+        case .concat, .concatMap:
+            var queue: [Int] = self == .concat ? [0, 1] : []
+            var busy = false
+            var outerDone = self == .concat
+            func advance() {
+                while !w.ended && !busy {
+                    if queue.isEmpty {
+                        if outerDone { w.end(.completed) }
+                        return
+                    }
+                    busy = true
+                    w.subscribe(queue.removeFirst()) { event in
+                        switch event {
+                        case .next(let value): w.emit("\(value)")
+                        case .error: w.end(event)
+                        case .completed:
+                            busy = false
+                            advance()
+                        }
+                    }
+                }
+            }
+            if self == .concat { return advance() }
+            w.subscribe(0) { event in
+                switch event {
+                case .next(let value):
+                    queue.append(1 + value % 2)
+                    advance()
+                case .error: w.end(event)
+                case .completed:
+                    outerDone = true
+                    advance()
+                }
+            }
+        case .switchToLatest:
+            var generation = 0
+            var innerActive = false
+            var outerDone = false
+            var current = -1
+            w.subscribe(0) { event in
+                switch event {
+                case .next(let value):
+                    generation += 1
+                    let mine = generation
+                    innerActive = true
+                    w.unsubscribe(current)
+                    current = w.subscribe(1 + value % 2) { inner in
+                        switch inner {
+                        case .next(let value): if mine == generation { w.emit("\(value)") }
+                        case .error: if mine == generation { w.end(inner) }
+                        case .completed:
+                            if mine == generation { innerActive = false }
+                            if outerDone && !innerActive { w.end(.completed) }
+                        }
+                    }
+                case .error: w.end(event)
+                case .completed:
+                    outerDone = true
+                    if !innerActive { w.end(.completed) }
+                }
+            }
+        case .catch:
+            w.subscribe(0) { event in
+                if case .error = event { w.subscribe(1, w.passing()) } else { w.passing()(event) }
+            }
+        case .retry:
+            func attempt(_ index: Int) {
+                w.subscribe(index) { event in
+                    if case .error = event, index < 2 { attempt(index + 1) } else { w.passing()(event) }
+                }
+            }
+            attempt(0)
+        case .takeUntil:
+            w.subscribe(1) { event in w.end(event.isTerminal ? event : .completed) }
+            w.subscribe(0, w.passing())
+        case .sample:
+            var latest: Int?
+            w.subscribe(0) { event in
+                if case .next(let value) = event { latest = value } else { w.end(event) }
+            }
+            w.subscribe(1) { event in
+                if case .next = event { if let latest { w.emit("\(latest)") } } else { w.end(event) }
+            }
+        case .delay:
+            w.subscribe(0) { event in
+                switch event {
+                case .next(let value): w.schedule(after: d) { w.emit("\(value)") }
+                case .completed: w.schedule(after: d) { w.end(.completed) }
+                case .error: w.end(event)
+                }
+            }
+        case .debounce:
+            var waiting: Int?
+            var generation = 0
+            w.subscribe(0) { event in
+                switch event {
+                case .next(let value):
+                    waiting = value
+                    generation += 1
+                    let mine = generation
+                    w.schedule(after: d) {
+                        if mine == generation, let value = waiting {
+                            waiting = nil
+                            w.emit("\(value)")
+                        }
+                    }
+                case .completed:
+                    if let waiting { w.emit("\(waiting)") }
+                    w.end(.completed)
+                case .error: w.end(event)
+                }
+            }
+        case .throttle:
+            var isOpen = false
+            var waiting: Int?
+            func openWindow() {
+                w.schedule(after: d) {
+                    if let value = waiting {
+                        waiting = nil
+                        w.emit("\(value)")
+                        openWindow()
+                    } else {
+                        isOpen = false
+                    }
+                }
+            }
+            w.subscribe(0) { event in
+                switch event {
+                case .next(let value):
+                    if isOpen {
+                        waiting = value
+                    } else {
+                        isOpen = true
+                        w.emit("\(value)")
+                        openWindow()
+                    }
+                case .completed:
+                    if let waiting { w.emit("\(waiting)") }
+                    w.end(.completed)
+                case .error: w.end(event)
+                }
+            }
+        case .bufferCount, .bufferTimeSpan:
+            var buffer: [Int] = []
+            if self == .bufferTimeSpan {
+                func tick() {
+                    w.schedule(after: d) {
+                        if !buffer.isEmpty { w.emit("\(buffer)") }
+                        buffer = []
+                        tick()
+                    }
+                }
+                tick()
+            }
+            w.subscribe(0) { event in
+                switch event {
+                case .next(let value):
+                    buffer.append(value)
+                    if self == .bufferCount && buffer.count == 2 {
+                        w.emit("\(buffer)")
+                        buffer = []
+                    }
+                case .completed:
+                    if !buffer.isEmpty { w.emit("\(buffer)") }
+                    w.end(.completed)
+                case .error: w.end(event)
+                }
+            }
+        case .timeout:
+            w.schedule(after: d) { w.end(.error("timeout")) }
+            w.subscribe(0, w.passing())
+        case .zip:
+            var queues: [[Int]] = [[], []]
+            var completed = [false, false]
+            func exhausted() -> Bool { (0..<2).contains { completed[$0] && queues[$0].isEmpty } }
+            for index in 0..<2 {
+                w.subscribe(index) { event in
+                    switch event {
+                    case .next(let value):
+                        queues[index].append(value)
+                        if queues.allSatisfy({ !$0.isEmpty }) {
+                            w.emit("\(queues.map { $0.first! })")
+                            for source in 0..<2 { queues[source].removeFirst() }
+                            if exhausted() { w.end(.completed) }
+                        }
+                    case .completed:
+                        completed[index] = true
+                        if exhausted() { w.end(.completed) }
+                    case .error: w.end(event)
+                    }
+                }
+            }
+        case .combineLatest:
+            var latest: [Int?] = [nil, nil]
+            var completedCount = 0
+            for index in 0..<2 {
+                w.subscribe(index) { event in
+                    switch event {
+                    case .next(let value):
+                        latest[index] = value
+                        if latest.allSatisfy({ $0 != nil }) { w.emit("\(latest.map { $0! })") }
+                    case .completed:
+                        completedCount += 1
+                        if completedCount == 2 || latest[index] == nil { w.end(.completed) }
+                    case .error: w.end(event)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Records what the real result sends, with the virtual time; tracked by a weak reference.
+final class ModelSink: SubscriberProtocol, @unchecked Sendable {  // `log` is a Box; `clock` is immutable
+    let clock: TestScheduler
+    let log: Box<[ModelOutput]>
+
+    init(clock: TestScheduler, log: Box<[ModelOutput]>) {
+        self.clock = clock
+        self.log = log
+    }
+
+    func sendNext(_ value: String) { record(value) }
+    func sendCompleted() { record("|") }
+    func sendError(_ error: any Error) {
+        switch error {
+        case let error as TestError: record("#\(error.message)")
+        case is TimeoutError: record("#timeout")
+        default: record("#\(error)")
+        }
+    }
+
+    private func record(_ text: String) {
+        let time = Int((clock.now / .milliseconds(1)).rounded())
+        log.mutate { $0.append(ModelOutput(time: time, text: text)) }
+    }
+}
+
+/// Runs `op` on `inputs` for real and in the reference; returns a failure message, or nil.
+func checkAgainstReference(_ op: ModelOperator, _ inputs: ModelInputs) -> String? {
+    let world = ReferenceWorld(subjects: op.sources)
+    op.reference(world, inputs)
+    world.play(inputs)
+
+    let clock = TestScheduler()
+    let subjects = (0..<op.sources).map { _ in Subject<Int>() }
+    let subscription = SerialDisposable()
+    for input in inputs.inputs {
+        let subject = subjects[input.source]
+        let event: Event<Int> = switch input.event {
+        case .next(let value): .next(value)
+        case .completed: .completed
+        case .error(let name): .error(TestError(name))
+        }
+        clock.schedule(after: .milliseconds(input.time)) { subject.send(event) }
+    }
+    if let disposeAt = inputs.disposeAt {
+        clock.schedule(after: .milliseconds(disposeAt)) { subscription.dispose() }
+    }
+    let log = Box<[ModelOutput]>([])
+    weak var weakSink: ModelSink?
+    do {
+        let sink = ModelSink(clock: clock, log: log)
+        weakSink = sink
+        subscription.disposable = op.real(subjects, inputs, clock).subscribe(sink)
+    }
+    clock.advance(to: .milliseconds(ModelInputs.horizon))
+    subscription.dispose()
+
+    var problems: [String] = []
+    if log.value != world.output {
+        problems.append("expected \(world.output.map(\.description)), got \(log.value.map(\.description))")
+    }
+    if clock.livePendingCount != 0 { problems.append("\(clock.livePendingCount) actions left scheduled") }
+    for (index, subject) in subjects.enumerated() where subject.storage.subscriberCount != 0 {
+        problems.append("s\(index) still has \(subject.storage.subscriberCount) subscribers")
+    }
+    if weakSink != nil { problems.append("the subscriber was not freed") }
+    return problems.isEmpty ? nil : problems.joined(separator: "; ")
+}
+
+@Suite(.leakChecked) struct OperatorReferenceModelTests {
+    /// Runs per operator (× 32 operators: 32,000 per `swift test`, about 3 s in a debug build);
+    /// `RIPPLE_MODEL_RUNS` overrides it for a longer search.
+    static let runs = ProcessInfo.processInfo.environment["RIPPLE_MODEL_RUNS"].flatMap { Int($0) } ?? Workload.size(1000)
+
+    /// The seed of run `run` of `op`: FNV-1a of the operator's name, plus the run.
+    static func seed(_ op: ModelOperator, run: Int) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in op.rawValue.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash &+ UInt64(run)
+    }
+
+    static func inputs(_ op: ModelOperator, seed: UInt64) -> ModelInputs {
+        var random = SeededGenerator(seed: seed)
+        return ModelInputs.random(sources: op.sources, using: &random)
+    }
+
+    /// Random marbles and a random dispose time: the real operator sends what the reference
+    /// does, at the same virtual times; afterwards nothing is left scheduled, no source has a
+    /// subscriber and the subscriber is freed. A failure names its seed and inputs.
+    @Test(arguments: ModelOperator.allCases)
+    func operatorMatchesTheReferenceModel(_ op: ModelOperator) {
+        for run in 0..<Self.runs {
+            let seed = Self.seed(op, run: run)
+            let inputs = Self.inputs(op, seed: seed)
+            if let failure = checkAgainstReference(op, inputs) {
+                Issue.record("\(op) seed \(seed): \(inputs): \(failure)")
+                return  // one report per operator
+            }
+        }
+    }
+}

@@ -44,6 +44,8 @@ struct ModelInputs: CustomStringConvertible {
 
     var inputs: [Input]
     var disposeAt: Int?
+    /// The subscriber disposes the subscription from inside its callback for this output (1-based).
+    var disposeOnOutput: Int?
     /// `take(n)`'s n.
     var count: Int
     /// The time operators' interval, in milliseconds.
@@ -52,7 +54,8 @@ struct ModelInputs: CustomStringConvertible {
     static let horizon = 300
 
     var description: String {
-        "inputs [\(inputs.map(\.description).joined(separator: ", "))], dispose at \(disposeAt.map(String.init) ?? "never"), n \(count), interval \(interval) ms"
+        "inputs [\(inputs.map(\.description).joined(separator: ", "))], dispose at \(disposeAt.map(String.init) ?? "never")"
+            + (disposeOnOutput.map { ", dispose on output \($0)" } ?? "") + ", n \(count), interval \(interval) ms"
     }
 
     /// Random marbles for `sources` subjects: a few small values at multiples of 10 ms, maybe a
@@ -82,8 +85,9 @@ struct ModelInputs: CustomStringConvertible {
             heads[pick] += 1
         }
         let disposeAt = Bool.random(using: &random) ? nil : Int.random(in: 0...26, using: &random) * 5
+        let disposeOnOutput = Int.random(in: 0..<4, using: &random) == 0 ? Int.random(in: 1...4, using: &random) : nil
         return ModelInputs(
-            inputs: merged, disposeAt: disposeAt,
+            inputs: merged, disposeAt: disposeAt, disposeOnOutput: disposeOnOutput,
             count: Int.random(in: 0...3, using: &random),
             interval: [10, 15, 20, 30][Int.random(in: 0..<4, using: &random)])
     }
@@ -102,12 +106,18 @@ final class ReferenceWorld {
     private var timers: [(due: Int, sequence: Int, action: () -> Void)] = []
     private var nextSequence = 0
 
-    init(subjects: Int) {
+    /// The subscriber disposes the subscription when it gets this output (1-based).
+    private let disposeOnOutput: Int?
+
+    init(subjects: Int, disposeOnOutput: Int? = nil) {
         terminal = Array(repeating: nil, count: subjects)
+        self.disposeOnOutput = disposeOnOutput
     }
 
     func emit(_ text: String) {
-        if !ended { output.append(ModelOutput(time: now, text: text)) }
+        if ended { return }
+        output.append(ModelOutput(time: now, text: text))
+        if output.count == disposeOnOutput { finish() }
     }
 
     /// Sends a terminal event (as text) and ends the result.

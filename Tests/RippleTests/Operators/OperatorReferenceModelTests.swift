@@ -390,35 +390,46 @@ enum ModelOperator: String, CaseIterable, CustomTestStringConvertible, Sendable 
     }
 }
 
-/// Records what the real result sends, with the virtual time; tracked by a weak reference.
-final class ModelSink: SubscriberProtocol, @unchecked Sendable {  // `log` is a Box; `clock` is immutable
-    let clock: TestScheduler
-    let log: Box<[ModelOutput]>
+/// A weak reference, filled in after the object exists.
+final class WeakBox<Object: AnyObject> {
+    weak var object: Object?
+}
 
-    init(clock: TestScheduler, log: Box<[ModelOutput]>) {
-        self.clock = clock
-        self.log = log
-    }
-
-    func sendNext(_ value: String) { record(value) }
-    func sendCompleted() { record("|") }
-    func sendError(_ error: any Error) {
-        switch error {
-        case let error as TestError: record("#\(error.message)")
-        case is TimeoutError: record("#timeout")
-        default: record("#\(error)")
+/// The subscriber of the real result: records what it gets, with the virtual time, and for
+/// `disposeOnOutput` disposes itself and the subscription from inside that callback (itself,
+/// because a synchronous producer sends during `subscribe`, before the disposable exists).
+func modelSink(
+    clock: TestScheduler, log: Box<[ModelOutput]>, subscription: SerialDisposable, disposeOnOutput: Int?
+) -> Subscriber<String> {
+    let me = WeakBox<Subscriber<String>>()
+    func record(_ text: String) {
+        let time = Int((clock.now / .milliseconds(1)).rounded())
+        let count = log.mutate { log in
+            log.append(ModelOutput(time: time, text: text))
+            return log.count
+        }
+        if count == disposeOnOutput {
+            me.object?.dispose()
+            subscription.dispose()
         }
     }
-
-    private func record(_ text: String) {
-        let time = Int((clock.now / .milliseconds(1)).rounded())
-        log.mutate { $0.append(ModelOutput(time: time, text: text)) }
-    }
+    let sink = Subscriber<String>(
+        next: { record($0) },
+        error: { error in
+            switch error {
+            case let error as TestError: record("#\(error.message)")
+            case is TimeoutError: record("#timeout")
+            default: record("#\(error)")
+            }
+        },
+        completed: { record("|") })
+    me.object = sink
+    return sink
 }
 
 /// Runs `op` on `inputs` for real and in the reference; returns a failure message, or nil.
 func checkAgainstReference(_ op: ModelOperator, _ inputs: ModelInputs) -> String? {
-    let world = ReferenceWorld(subjects: op.sources)
+    let world = ReferenceWorld(subjects: op.sources, disposeOnOutput: inputs.disposeOnOutput)
     op.reference(world, inputs)
     world.play(inputs)
 
@@ -438,9 +449,9 @@ func checkAgainstReference(_ op: ModelOperator, _ inputs: ModelInputs) -> String
         clock.schedule(after: .milliseconds(disposeAt)) { subscription.dispose() }
     }
     let log = Box<[ModelOutput]>([])
-    weak var weakSink: ModelSink?
+    weak var weakSink: Subscriber<String>?
     do {
-        let sink = ModelSink(clock: clock, log: log)
+        let sink = modelSink(clock: clock, log: log, subscription: subscription, disposeOnOutput: inputs.disposeOnOutput)
         weakSink = sink
         subscription.disposable = op.real(subjects, inputs, clock).subscribe(sink)
     }
@@ -476,7 +487,8 @@ func checkAgainstReference(_ op: ModelOperator, _ inputs: ModelInputs) -> String
         return ModelInputs.random(sources: op.sources, using: &random)
     }
 
-    /// Random marbles and a random dispose time: the real operator sends what the reference
+    /// Random marbles and a random dispose time (on the clock, or from inside the subscriber's
+    /// callback for its n-th event): the real operator sends what the reference
     /// does, at the same virtual times; afterwards nothing is left scheduled, no source has a
     /// subscriber and the subscriber is freed. A failure names its seed and inputs.
     @Test(arguments: ModelOperator.allCases)

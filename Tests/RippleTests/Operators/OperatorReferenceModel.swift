@@ -43,6 +43,9 @@ struct ModelInputs: CustomStringConvertible {
     }
 
     var inputs: [Input]
+    /// The events of the sources that are cold: each subscription gets all of them at once,
+    /// synchronously, when it subscribes (their times are ignored).
+    var cold: [Int: [ModelEvent]] = [:]
     var disposeAt: Int?
     /// The subscriber disposes the subscription from inside its callback for this output (1-based).
     var disposeOnOutput: Int?
@@ -54,7 +57,9 @@ struct ModelInputs: CustomStringConvertible {
     static let horizon = 300
 
     var description: String {
-        "inputs [\(inputs.map(\.description).joined(separator: ", "))], dispose at \(disposeAt.map(String.init) ?? "never")"
+        "inputs [\(inputs.map(\.description).joined(separator: ", "))]"
+            + cold.keys.sorted().map { ", cold s\($0): \(cold[$0]!.map(\.description).joined(separator: " "))" }.joined()
+            + ", dispose at \(disposeAt.map(String.init) ?? "never")"
             + (disposeOnOutput.map { ", dispose on output \($0)" } ?? "") + ", n \(count), interval \(interval) ms"
     }
 
@@ -73,6 +78,11 @@ struct ModelInputs: CustomStringConvertible {
             }
             scripts.append(script)
         }
+        var cold: [Int: [ModelEvent]] = [:]
+        for source in 0..<sources where Int.random(in: 0..<4, using: &random) == 0 {
+            cold[source] = scripts[source].map(\.event)
+            scripts[source] = []
+        }
         // Interleave: repeatedly take the head of a random script among those with the earliest time.
         var merged: [Input] = []
         var heads = Array(repeating: 0, count: sources)
@@ -87,7 +97,7 @@ struct ModelInputs: CustomStringConvertible {
         let disposeAt = Bool.random(using: &random) ? nil : Int.random(in: 0...26, using: &random) * 5
         let disposeOnOutput = Int.random(in: 0..<4, using: &random) == 0 ? Int.random(in: 1...4, using: &random) : nil
         return ModelInputs(
-            inputs: merged, disposeAt: disposeAt, disposeOnOutput: disposeOnOutput,
+            inputs: merged, cold: cold, disposeAt: disposeAt, disposeOnOutput: disposeOnOutput,
             count: Int.random(in: 0...3, using: &random),
             interval: [10, 15, 20, 30][Int.random(in: 0..<4, using: &random)])
     }
@@ -109,8 +119,12 @@ final class ReferenceWorld {
     /// The subscriber disposes the subscription when it gets this output (1-based).
     private let disposeOnOutput: Int?
 
-    init(subjects: Int, disposeOnOutput: Int? = nil) {
+    /// The cold sources' events (see `ModelInputs.cold`).
+    private let cold: [Int: [ModelEvent]]
+
+    init(subjects: Int, cold: [Int: [ModelEvent]] = [:], disposeOnOutput: Int? = nil) {
         terminal = Array(repeating: nil, count: subjects)
+        self.cold = cold
         self.disposeOnOutput = disposeOnOutput
     }
 
@@ -134,10 +148,18 @@ final class ReferenceWorld {
         timers = []
     }
 
-    /// Subscribes to a subject: a terminated one sends its terminal event at once.
+    /// Subscribes to a source: a cold one sends all its events at once; a terminated subject
+    /// its terminal event.
     @discardableResult
     func subscribe(_ subject: Int, _ handler: @escaping (ModelEvent) -> Void) -> Int {
         if ended { return -1 }
+        if let script = cold[subject] {
+            for event in script {
+                if ended { break }
+                handler(event)
+            }
+            return -1
+        }
         if let event = terminal[subject] {
             handler(event)
             return -1

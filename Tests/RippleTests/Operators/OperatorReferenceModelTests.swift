@@ -22,10 +22,10 @@ enum ModelOperator: String, CaseIterable, CustomTestStringConvertible, Sendable 
     }
 
     /// The real operator over `s`, its values as text.
-    func real(_ s: [Subject<Int>], _ p: ModelInputs, _ clock: TestScheduler) -> Signal<String> {
+    func real(_ s: [Signal<Int>], _ p: ModelInputs, _ clock: TestScheduler) -> Signal<String> {
         let interval = Duration.milliseconds(p.interval)
         let text: (Int) -> String = { "\($0)" }
-        let inner: (Int) -> Subject<Int> = { s[1 + $0 % 2] }
+        let inner: (Int) -> Signal<Int> = { s[1 + $0 % 2] }
         switch self {
         case .map: return s[0].map { $0 * 10 + 1 }.map(text)
         case .filter: return s[0].filter { $0 % 2 == 0 }.map(text)
@@ -160,11 +160,13 @@ enum ModelOperator: String, CaseIterable, CustomTestStringConvertible, Sendable 
                     if outerDone && active == 0 { w.end(.completed) }
                 }
             }
-            if self == .merge {
-                active = 2
+            if self == .merge {  // Signal.from([s0, s1]).flatMap { $0 }
+                for source in 0..<2 {
+                    active += 1
+                    w.subscribe(source, innerEvent)
+                }
                 outerDone = true
-                w.subscribe(0, innerEvent)
-                w.subscribe(1, innerEvent)
+                if active == 0 { w.end(.completed) }
                 return
             }
             w.subscribe(0) { event in
@@ -427,9 +429,24 @@ func modelSink(
     return sink
 }
 
+/// A cold source: sends `script` to each subscriber at once, stopping when it is disposed.
+func coldSignal(_ script: [ModelEvent]) -> Signal<Int> {
+    Signal { subscriber in
+        for event in script {
+            if subscriber.isDisposed { return nil }
+            switch event {
+            case .next(let value): subscriber.sendNext(value)
+            case .completed: subscriber.sendCompleted()
+            case .error(let name): subscriber.sendError(TestError(name))
+            }
+        }
+        return nil
+    }
+}
+
 /// Runs `op` on `inputs` for real and in the reference; returns a failure message, or nil.
 func checkAgainstReference(_ op: ModelOperator, _ inputs: ModelInputs) -> String? {
-    let world = ReferenceWorld(subjects: op.sources, disposeOnOutput: inputs.disposeOnOutput)
+    let world = ReferenceWorld(subjects: op.sources, cold: inputs.cold, disposeOnOutput: inputs.disposeOnOutput)
     op.reference(world, inputs)
     world.play(inputs)
 
@@ -453,7 +470,10 @@ func checkAgainstReference(_ op: ModelOperator, _ inputs: ModelInputs) -> String
     do {
         let sink = modelSink(clock: clock, log: log, subscription: subscription, disposeOnOutput: inputs.disposeOnOutput)
         weakSink = sink
-        subscription.disposable = op.real(subjects, inputs, clock).subscribe(sink)
+        let sources = subjects.enumerated().map { index, subject in
+            inputs.cold[index].map(coldSignal) ?? subject.asSignal()
+        }
+        subscription.disposable = op.real(sources, inputs, clock).subscribe(sink)
     }
     clock.advance(to: .milliseconds(ModelInputs.horizon))
     subscription.dispose()

@@ -401,7 +401,8 @@ final class WeakBox<Object: AnyObject> {
 /// `disposeOnOutput` disposes itself and the subscription from inside that callback (itself,
 /// because a synchronous producer sends during `subscribe`, before the disposable exists).
 func modelSink(
-    clock: TestScheduler, log: Box<[ModelOutput]>, subscription: SerialDisposable, disposeOnOutput: Int?
+    clock: TestScheduler, log: Box<[ModelOutput]>, subscription: SerialDisposable, disposeOnOutput: Int?,
+    afterDispose: @escaping () -> Void
 ) -> Subscriber<String> {
     let me = WeakBox<Subscriber<String>>()
     func record(_ text: String) {
@@ -413,6 +414,7 @@ func modelSink(
         if count == disposeOnOutput {
             me.object?.dispose()
             subscription.dispose()
+            afterDispose()
         }
     }
     let sink = Subscriber<String>(
@@ -453,6 +455,15 @@ func checkAgainstReference(_ op: ModelOperator, _ inputs: ModelInputs) -> String
     let clock = TestScheduler()
     let subjects = (0..<op.sources).map { _ in Subject<Int>() }
     let subscription = SerialDisposable()
+    // Right after a dispose, the only live actions on the clock are the test's own inputs.
+    let testActionsPending = Box(inputs.inputs.count + (inputs.disposeAt == nil ? 0 : 1))
+    let subscribed = Box(false)
+    let lateWork = Box<String?>(nil)
+    let checkAfterDispose: @Sendable (String) -> Void = { when in
+        guard subscribed.value, lateWork.value == nil else { return }  // a dispose inside subscribe waits for its return
+        let extra = clock.livePendingCount - testActionsPending.value
+        if extra != 0 { lateWork.value = "\(extra) actions still scheduled right after the dispose \(when)" }
+    }
     for input in inputs.inputs {
         let subject = subjects[input.source]
         let event: Event<Int> = switch input.event {
@@ -460,20 +471,30 @@ func checkAgainstReference(_ op: ModelOperator, _ inputs: ModelInputs) -> String
         case .completed: .completed
         case .error(let name): .error(TestError(name))
         }
-        clock.schedule(after: .milliseconds(input.time)) { subject.send(event) }
+        clock.schedule(after: .milliseconds(input.time)) {
+            testActionsPending.mutate { $0 -= 1 }
+            subject.send(event)
+        }
     }
     if let disposeAt = inputs.disposeAt {
-        clock.schedule(after: .milliseconds(disposeAt)) { subscription.dispose() }
+        clock.schedule(after: .milliseconds(disposeAt)) {
+            testActionsPending.mutate { $0 -= 1 }
+            subscription.dispose()
+            checkAfterDispose("at \(disposeAt) ms")
+        }
     }
     let log = Box<[ModelOutput]>([])
     weak var weakSink: Subscriber<String>?
     do {
-        let sink = modelSink(clock: clock, log: log, subscription: subscription, disposeOnOutput: inputs.disposeOnOutput)
+        let sink = modelSink(
+            clock: clock, log: log, subscription: subscription, disposeOnOutput: inputs.disposeOnOutput,
+            afterDispose: { checkAfterDispose("from the subscriber") })
         weakSink = sink
         let sources = subjects.enumerated().map { index, subject in
             inputs.cold[index].map(coldSignal) ?? subject.asSignal()
         }
         subscription.disposable = op.real(sources, inputs, clock).subscribe(sink)
+        subscribed.value = true
     }
     clock.advance(to: .milliseconds(ModelInputs.horizon))
     subscription.dispose()
@@ -482,6 +503,7 @@ func checkAgainstReference(_ op: ModelOperator, _ inputs: ModelInputs) -> String
     if log.value != world.output {
         problems.append("expected \(world.output.map(\.description)), got \(log.value.map(\.description))")
     }
+    if let lateWork = lateWork.value { problems.append(lateWork) }
     if clock.livePendingCount != 0 { problems.append("\(clock.livePendingCount) actions left scheduled") }
     for (index, subject) in subjects.enumerated() where subject.storage.subscriberCount != 0 {
         problems.append("s\(index) still has \(subject.storage.subscriberCount) subscribers")
@@ -505,6 +527,17 @@ func checkAgainstReference(_ op: ModelOperator, _ inputs: ModelInputs) -> String
     static func inputs(_ op: ModelOperator, seed: UInt64) -> ModelInputs {
         var random = SeededGenerator(seed: seed)
         return ModelInputs.random(sources: op.sources, using: &random)
+    }
+
+    /// Failures the model found, replayed by their seeds.
+    @Test(arguments: [
+        // delay: the error's delivery disposed the subscription while `fail` held the timers
+        // it had taken out of the table, so they stayed scheduled until `fail` cancelled them.
+        (ModelOperator.delay, UInt64(5_892_760_507_766_378_022)),
+    ])
+    func regression(_ op: ModelOperator, seed: UInt64) {
+        let inputs = Self.inputs(op, seed: seed)
+        if let failure = checkAgainstReference(op, inputs) { Issue.record("\(op) seed \(seed): \(inputs): \(failure)") }
     }
 
     /// Random marbles and a random dispose time (on the clock, or from inside the subscriber's

@@ -32,12 +32,13 @@ final class DelayDriver<Value>: Disposable, @unchecked Sendable {
         var timers: [UInt64: (any Disposable)?] = [:]
         var nextTicket: UInt64 = 0
         var isDisposed = false
+        /// An error was forwarded: nothing more is held.
+        var isFailed = false
 
-        /// Ends the subscription's waiting: hands out the held events and the pending timers,
-        /// to be dropped and cancelled after unlocking.
-        mutating func takeAll() -> (ContiguousArray<Event<Value>?>, [(any Disposable)?]) {
+        /// Hands out the pending timers, to be cancelled after unlocking.
+        mutating func takeTimers() -> [(any Disposable)?] {
             defer { timers = [:] }
-            return (held.removeAll(), Array(timers.values))
+            return Array(timers.values)
         }
     }
 
@@ -57,7 +58,7 @@ final class DelayDriver<Value>: Disposable, @unchecked Sendable {
     func dispose() {
         let (dropped, timers) = state.withLock { state in
             state.isDisposed = true
-            return state.takeAll()
+            return (state.held.removeAll(), state.takeTimers())
         }
         Self.cancel(timers)
         _ = dropped  // released here, outside the lock
@@ -66,7 +67,7 @@ final class DelayDriver<Value>: Disposable, @unchecked Sendable {
     /// Holds `event` and schedules the timer that releases it.
     func hold(_ event: Event<Value>) {
         let ticket: UInt64? = state.withLock { state in
-            if state.isDisposed { return nil }
+            if state.isDisposed || state.isFailed { return nil }
             state.held.append(event)
             let ticket = state.nextTicket
             state.nextTicket += 1
@@ -77,7 +78,7 @@ final class DelayDriver<Value>: Disposable, @unchecked Sendable {
         let timer = scheduler.schedule(after: interval) { [self] in fire(ticket) }
         let isStale = state.withLock { state in
             // Disposed meanwhile (the timer was not in the table to cancel), or already fired.
-            guard !state.isDisposed, state.timers.index(forKey: ticket) != nil else { return true }
+            guard !state.isDisposed, !state.isFailed, state.timers.index(forKey: ticket) != nil else { return true }
             state.timers[ticket] = timer
             return false
         }
@@ -97,12 +98,16 @@ final class DelayDriver<Value>: Disposable, @unchecked Sendable {
     }
 
     func fail(_ error: any Error) {
-        let (dropped, timers) = state.withLock { state in
+        let dropped = state.withLock { state in
+            state.isFailed = true
             forwarder.enqueue(.error(error))
-            return state.takeAll()
+            return state.held.removeAll()
         }
         forwarder.drain()
-        Self.cancel(timers)  // after delivering: no user code between enqueue and drain
+        // After delivering (no user code between enqueue and drain); the timers stay in the table
+        // until now, so a dispose during the delivery cancels them at once.
+        let timers = state.withLock { $0.takeTimers() }
+        Self.cancel(timers)
         _ = dropped
     }
 

@@ -49,6 +49,10 @@ struct ModelInputs: CustomStringConvertible {
     var disposeAt: Int?
     /// The subscriber disposes the subscription from inside its callback for this output (1-based).
     var disposeOnOutput: Int?
+    /// For these value outputs (1-based), the subscriber sends the value given here back into the
+    /// hot source whose delivery produced the output (a re-entrant send: queued by the subject,
+    /// delivered once its current delivery is over). Outputs of timers send nothing.
+    var reentrant: [Int: Int] = [:]
     /// `take(n)`'s n.
     var count: Int
     /// The time operators' interval, in milliseconds.
@@ -61,6 +65,7 @@ struct ModelInputs: CustomStringConvertible {
             + cold.keys.sorted().map { ", cold s\($0): \(cold[$0]!.map(\.description).joined(separator: " "))" }.joined()
             + ", dispose at \(disposeAt.map(String.init) ?? "never")"
             + (disposeOnOutput.map { ", dispose on output \($0)" } ?? "") + ", n \(count), interval \(interval) ms"
+            + (reentrant.isEmpty ? "" : ", re-entrant sends \(reentrant.sorted { $0.key < $1.key }.map { "\($0.value) on output \($0.key)" })")
     }
 
     /// Random marbles for `sources` subjects: a few small values at multiples of 10 ms, maybe a
@@ -96,10 +101,17 @@ struct ModelInputs: CustomStringConvertible {
         }
         let disposeAt = Bool.random(using: &random) ? nil : Int.random(in: 0...26, using: &random) * 5
         let disposeOnOutput = Int.random(in: 0..<4, using: &random) == 0 ? Int.random(in: 1...4, using: &random) : nil
-        return ModelInputs(
+        var inputs = ModelInputs(
             inputs: merged, cold: cold, disposeAt: disposeAt, disposeOnOutput: disposeOnOutput,
             count: Int.random(in: 0...3, using: &random),
             interval: [10, 15, 20, 30][Int.random(in: 0..<4, using: &random)])
+        // Drawn last, so the rest of a seed's inputs are what they were before re-entrant sends existed.
+        if Bool.random(using: &random) {
+            for output in 1...6 where Int.random(in: 0..<3, using: &random) == 0 {
+                inputs.reentrant[output] = Int.random(in: 0...4, using: &random)
+            }
+        }
+        return inputs
     }
 }
 
@@ -121,16 +133,29 @@ final class ReferenceWorld {
 
     /// The cold sources' events (see `ModelInputs.cold`).
     private let cold: [Int: [ModelEvent]]
+    /// See `ModelInputs.reentrant`.
+    private let reentrant: [Int: Int]
+    /// The re-entrant sends made: for an output (1-based), the source and the value. The real
+    /// subscriber makes exactly these.
+    private(set) var sends: [Int: (source: Int, value: Int)] = [:]
+    /// The hot source whose input is being delivered (nil while timers run or subscribing).
+    private var delivering: Int?
+    private var pendingSends: [(source: Int, value: Int)] = []
 
-    init(subjects: Int, cold: [Int: [ModelEvent]] = [:], disposeOnOutput: Int? = nil) {
+    init(subjects: Int, cold: [Int: [ModelEvent]] = [:], disposeOnOutput: Int? = nil, reentrant: [Int: Int] = [:]) {
         terminal = Array(repeating: nil, count: subjects)
         self.cold = cold
         self.disposeOnOutput = disposeOnOutput
+        self.reentrant = reentrant
     }
 
     func emit(_ text: String) {
         if ended { return }
         output.append(ModelOutput(time: now, text: text))
+        if let value = reentrant[output.count], let source = delivering {
+            sends[output.count] = (source, value)
+            pendingSends.append((source, value))
+        }
         if output.count == disposeOnOutput { finish() }
     }
 
@@ -213,7 +238,17 @@ final class ReferenceWorld {
         for (time, input) in entries {
             runTimers(before: time)
             now = time
-            if let input { send(input.event, to: input.source) } else { finish() }
+            guard let input else {
+                finish()
+                continue
+            }
+            delivering = input.source
+            send(input.event, to: input.source)
+            while !pendingSends.isEmpty {  // the subject's queue of re-entrant sends, in order
+                let pending = pendingSends.removeFirst()
+                send(.next(pending.value), to: pending.source)
+            }
+            delivering = nil
         }
         runTimers(before: ModelInputs.horizon, inclusive: true)
     }

@@ -51,7 +51,8 @@ struct ModelInputs: CustomStringConvertible {
     var disposeOnOutput: Int?
     /// For these value outputs (1-based), the subscriber sends the value given here back into the
     /// hot source whose delivery produced the output (a re-entrant send: queued by the subject,
-    /// delivered once its current delivery is over). Outputs of timers send nothing.
+    /// delivered once its current delivery is over), or, for an output of a timer, into `s0` if
+    /// it is hot (not re-entrant for the subject: delivered at once, nested in the timer's delivery).
     var reentrant: [Int: Int] = [:]
     /// `take(n)`'s n.
     var count: Int
@@ -140,6 +141,8 @@ final class ReferenceWorld {
     private(set) var sends: [Int: (source: Int, value: Int)] = [:]
     /// The hot source whose input is being delivered (nil while timers run or subscribing).
     private var delivering: Int?
+    /// A timer's action is running.
+    private var inTimer = false
     private var pendingSends: [(source: Int, value: Int)] = []
 
     init(subjects: Int, cold: [Int: [ModelEvent]] = [:], disposeOnOutput: Int? = nil, reentrant: [Int: Int] = [:]) {
@@ -152,11 +155,19 @@ final class ReferenceWorld {
     func emit(_ text: String) {
         if ended { return }
         output.append(ModelOutput(time: now, text: text))
-        if let value = reentrant[output.count], let source = delivering {
-            sends[output.count] = (source, value)
-            pendingSends.append((source, value))
+        let count = output.count
+        if let value = reentrant[count] {
+            if let source = delivering {
+                sends[count] = (source, value)
+                pendingSends.append((source, value))
+            } else if inTimer, cold[0] == nil {
+                sends[count] = (0, value)
+                inTimer = false  // what the nested send starts is not the timer's
+                send(.next(value), to: 0)
+                inTimer = true
+            }
         }
-        if output.count == disposeOnOutput { finish() }
+        if count == disposeOnOutput { finish() }
     }
 
     /// Sends a terminal event (as text) and ends the result.
@@ -224,7 +235,9 @@ final class ReferenceWorld {
                   inclusive ? timers[index].due <= time : timers[index].due < time else { return }
             let timer = timers.remove(at: index)
             now = timer.due
+            inTimer = true
             timer.action()
+            inTimer = false
         }
     }
 

@@ -339,8 +339,9 @@ enum ModelOperator: String, CaseIterable, CustomTestStringConvertible, Sendable 
             if self == .bufferTimeSpan {
                 func tick() {
                     w.schedule(after: d) {
-                        if !buffer.isEmpty { w.emit("\(buffer)") }
-                        buffer = []
+                        let span = buffer
+                        buffer = []  // before sending: a value sent back during the delivery opens the next span
+                        if !span.isEmpty { w.emit("\(span)") }
                         tick()
                     }
                 }

@@ -62,6 +62,29 @@ enum SchedulingOperator: String, CaseIterable, CustomTestStringConvertible, Send
         clock.run()
     }
 
+    /// Values sent on two threads while a third disposes: every timer, including one scheduled
+    /// while the dispose ran, is cancelled, so the subscriber is freed long before the delay ends.
+    @Test func delayDisposedWhileValuesArriveOnOtherThreadsFreesItsSubscriberAtOnce() {
+        for _ in 0..<Workload.size(50) {
+            let source = Subject<Int>()
+            let subscription = SerialDisposable()
+            weak var weakSubscriber: Subscriber<Int>?
+            do {
+                let subscriber = Subscriber<Int>(next: { _ in Issue.record("a value arrived before the delay ended") })
+                weakSubscriber = subscriber
+                subscription.disposable = source.delay(.seconds(600), on: BackgroundScheduler()).subscribe(subscriber)
+            }
+            runConcurrently(threads: 3) { index in
+                if index == 2 {
+                    subscription.dispose()
+                } else {
+                    for value in 0..<200 { source.sendNext(value) }
+                }
+            }
+            #expect(waitUntil(timeout: 5) { weakSubscriber == nil }, "a cancelled timer still holds the subscription")
+        }
+    }
+
     @Test func livePendingCountLeavesOutCancelledActions() {
         let clock = TestScheduler()
         let cancelled = clock.schedule(after: .seconds(1)) {}

@@ -206,9 +206,9 @@ func checkAgainstReference(_ op: ModelOperator, _ inputs: ModelInputs) -> String
 }
 
 @Suite(.leakChecked) struct OperatorReferenceModelTests {
-    /// Runs per operator (× 37 operators: 37,000 per `swift test`, about 4 s in a debug build);
+    /// Runs per operator (× 37 operators: 18,500 per `swift test`, about 2 s of CPU in a debug build);
     /// `RIPPLE_MODEL_RUNS` overrides it for a longer search.
-    static let runs = ProcessInfo.processInfo.environment["RIPPLE_MODEL_RUNS"].flatMap { Int($0) } ?? Workload.size(1000)
+    static let runs = ProcessInfo.processInfo.environment["RIPPLE_MODEL_RUNS"].flatMap { Int($0) } ?? Workload.size(500)
 
     /// The seed of run `run` of `op`: FNV-1a of the operator's name, plus the run.
     static func seed(_ op: ModelOperator, run: Int) -> UInt64 {

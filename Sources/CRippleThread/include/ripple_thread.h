@@ -46,7 +46,7 @@ static inline __attribute__((always_inline)) void ripple_tsan_release(const void
 }
 
 /// Whether the ThreadSanitizer runtime is in the process.
-static inline int ripple_runs_under_tsan(void) { return ripple_tsan_acquire_hook != 0; }
+static inline __attribute__((always_inline)) int ripple_runs_under_tsan(void) { return ripple_tsan_acquire_hook != 0; }
 
 /// Adds `delta` to the calling thread's count of held Ripple locks (kept by `Lock` in debug
 /// builds) and returns the new count: the lock-discipline check asserts it is 0 wherever

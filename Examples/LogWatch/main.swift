@@ -74,11 +74,6 @@ Signal.unixSignals(SIGHUP).deliver(on: scheduler).subscribeNext { _ in
     cached.forEach(write)
 }.disposed(by: everything)
 
-// Holds SIGTERM, SIGINT and SIGHUP until the process exits (it is not in `everything`): while
-// any subscription to a signal lives, the signal cannot kill the process, so a second SIGTERM
-// (or a SIGHUP) during the shutdown below is absorbed instead of meeting the restored default.
-let holdingStopSignals = Signal.unixSignals(SIGTERM, SIGINT, SIGHUP).subscribe()
-
 // On SIGTERM or SIGINT: give the follower one more poll (so a line written just before the
 // signal is not lost), then dispose everything and exit 0 — well within a second. Later
 // SIGTERMs and SIGINTs change nothing.
@@ -87,6 +82,12 @@ Signal.unixSignals(SIGTERM, SIGINT).take(1).delay(.milliseconds(150), on: schedu
     everything.dispose()
     stopped.signal()
 }.disposed(by: everything)
+
+// Subscribed after the stop handler, so a SIGTERM arriving in between still reaches that
+// handler. Holds SIGTERM, SIGINT and SIGHUP until the process exits (it is not in `everything`): while
+// any subscription to a signal lives, the signal cannot kill the process, so a second SIGTERM
+// (or a SIGHUP) during the shutdown below is absorbed instead of meeting the restored default.
+let holdingStopSignals = Signal.unixSignals(SIGTERM, SIGINT, SIGHUP).subscribe()
 
 scheduler.schedule { status.sendNext("following \(path)") }
 stopped.wait()

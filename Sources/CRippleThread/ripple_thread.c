@@ -34,7 +34,8 @@ long ripple_locks_held_add(long delta) {
 /// - `libXCTest.so`: XCTest's harness keeps its suite objects in a cycle.
 /// - `readBytesFromFile`: FoundationEssentials' file reader lost its 4 KiB buffer while reading
 ///   /proc/PID/stat of an exiting child.
-/// A program that defines this function itself replaces these (and should list them too).
-const char *__lsan_default_suppressions(void) {
+/// Weak, so a program that defines this function itself links and replaces these (it should
+/// list them too).
+__attribute__((weak)) const char *__lsan_default_suppressions(void) {
     return "leak:formWeakReference\nleak:libXCTest.so\nleak:readBytesFromFile\n";
 }

@@ -282,23 +282,38 @@ enum WaitGraph {
     /// close a cycle; returns whether it registered (may wait).
     @usableFromInline
     static func startWaiting(_ waiter: TurnWaiter, for owner: any TurnOwner, heldBy holder: UInt) -> Bool {
+        state.withLock { state in register(waiter, for: owner, heldBy: holder, in: &state) }
+    }
+
+    /// `startWaiting(_:for:heldBy:)` for an owner whose holder can change without the owner's
+    /// lock (a `deliver(on:)` relay whose scheduled drain is held by its queue's occupant, a
+    /// shared connection's phase): the holder is read here, under the graph's lock, so a
+    /// thread that started waiting meanwhile is seen in the chain.
+    @usableFromInline
+    static func startWaiting(_ waiter: TurnWaiter, for owner: any TurnOwner) -> Bool {
         state.withLock { state in
-            let me = state.aliases[waiter.identity] ?? waiter.identity
-            var thread = state.aliases[holder] ?? holder
-            var steps = 0
-            while steps <= state.waiting.count {
-                if thread == me { return false }  // the chain leads back: waiting would deadlock
-                guard let edge = state.waiting[thread] else { break }  // `thread` runs
-                let next = TurnMachine<Never>.holder(of: edge.owner.turnWord)
-                if next == 0 { break }
-                let nextThread = state.aliases[next] ?? next
-                if nextThread == thread { break }  // handed the turn, not yet awake: it runs
-                thread = nextThread
-                steps += 1
-            }
-            state.waiting[me] = Edge(owner)
-            return true
+            let holder = TurnMachine<Never>.holder(of: owner.turnWord)
+            return register(waiter, for: owner, heldBy: holder, in: &state)
         }
+    }
+
+    /// The cycle check and the new edge, under the graph's lock.
+    private static func register(_ waiter: TurnWaiter, for owner: any TurnOwner, heldBy holder: UInt, in state: inout State) -> Bool {
+        let me = state.aliases[waiter.identity] ?? waiter.identity
+        var thread = state.aliases[holder] ?? holder
+        var steps = 0
+        while steps <= state.waiting.count {
+            if thread == me { return false }  // the chain leads back: waiting would deadlock
+            guard let edge = state.waiting[thread] else { break }  // `thread` runs
+            let next = TurnMachine<Never>.holder(of: edge.owner.turnWord)
+            if next == 0 { break }
+            let nextThread = state.aliases[next] ?? next
+            if nextThread == thread { break }  // handed the turn, not yet awake: it runs
+            thread = nextThread
+            steps += 1
+        }
+        state.waiting[me] = Edge(owner)
+        return true
     }
 
     /// Removes the calling waiter's edge once it holds the turn.

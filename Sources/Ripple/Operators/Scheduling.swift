@@ -225,7 +225,7 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {
                         guard let mayWait else { return .askScheduler }
                         if mayWait {
                             let waiter = TurnWaiter.ofCurrentThread
-                            if WaitGraph.startWaiting(waiter, for: self, heldBy: turnWord) {
+                            if WaitGraph.startWaiting(waiter, for: self) {  // reads `turnWord` under the graph's lock
                                 state.waiters.append(waiter)
                                 return .wait(waiter)
                             }

@@ -1,4 +1,4 @@
-import Dispatch
+import Synchronization
 
 /// The reference count behind `autoconnect()` and `share()`: the first subscriber connects,
 /// the last one leaving disconnects, and a connect and a disconnect never overlap.
@@ -18,11 +18,19 @@ import Dispatch
 ///   arriving on another thread waits until it ends and starts a fresh connection, so two
 ///   upstream subscriptions never feed one subject at once.
 ///
+/// Waiting is the delivery turn's: the connection is a `TurnOwner` held by the thread
+/// connecting or disconnecting, and a subscriber waits only if the wait-for graph shows no
+/// cycle (say it subscribes from a callback whose turn the connecting source is about to
+/// need). Where waiting would deadlock it does not wait: a joiner returns before the source
+/// is connected, and a subscriber arriving during a disconnect (or on the disconnecting
+/// thread, from the upstream's dispose) connects afresh while the old upstream is still
+/// being disposed.
+///
 /// Invariants (under `state`): `count` is the number of subscribers counted in and not yet out;
 /// `current` is non-nil exactly while `connecting` or `connected`; every waiter is woken when
 /// the phase it waited on ends (woken waiters re-check).
-final class SharedConnection<Connection: AnyObject>: @unchecked Sendable {
-    // @unchecked: `state` guards all mutable state; `make` and `connect` are immutable.
+final class SharedConnection<Connection: AnyObject>: TurnOwner, @unchecked Sendable {
+    // @unchecked: `state` guards all mutable state; `make` and `connect` are immutable; `actor` is atomic.
     enum Phase: Equatable {
         case idle
         case connecting(by: UInt)
@@ -36,10 +44,10 @@ final class SharedConnection<Connection: AnyObject>: @unchecked Sendable {
         var count = 0
         var current: Connection?
         var disposable: (any Disposable)?
-        var waiters: [DispatchSemaphore] = []
+        var waiters: [TurnWaiter] = []
 
         /// Takes the waiters, to be woken after unlocking.
-        mutating func takeWaiters() -> [DispatchSemaphore] {
+        mutating func takeWaiters() -> [TurnWaiter] {
             defer { waiters = [] }
             return waiters
         }
@@ -49,13 +57,38 @@ final class SharedConnection<Connection: AnyObject>: @unchecked Sendable {
     enum Join {
         /// Connect it: this subscriber is the first.
         case connect
-        /// Wait until the connecting thread is done.
-        case wait(DispatchSemaphore)
+        /// Wait until the connecting thread is done (the wait is registered only then: the
+        /// calling thread's `TurnWaiter` must not be woken for it while it still subscribes,
+        /// which may wait for a delivery turn with that same waiter).
+        case waitForConnect
         /// Nothing: connected already, or connecting on this very thread.
         case joined
     }
 
     private let state = Lock(State())
+    /// The thread connecting or disconnecting, else 0: the holder the wait-for graph sees.
+    /// Written under `state` with every phase change.
+    private let actor = Atomic<UInt>(0)
+
+    var turnWord: UInt { actor.load(ordering: .acquiring) }
+
+    /// Sets the phase and publishes who acts in it (under the lock).
+    private func enter(_ phase: Phase, _ state: inout State) {
+        state.phase = phase
+        switch phase {
+        case .connecting(let thread), .disconnecting(let thread): actor.store(thread, ordering: .releasing)
+        case .idle, .connected: actor.store(0, ordering: .releasing)
+        }
+    }
+
+    /// Registers the calling thread as waiting for the phase's thread, unless that would
+    /// close a cycle (under the lock).
+    private func startWaiting(_ state: inout State) -> TurnWaiter? {
+        let waiter = TurnWaiter.ofCurrentThread
+        guard WaitGraph.startWaiting(waiter, for: self) else { return nil }
+        state.waiters.append(waiter)
+        return waiter
+    }
     private let make: @Sendable () -> Connection
     private let connect: @Sendable (Connection) -> any Disposable
 
@@ -72,35 +105,34 @@ final class SharedConnection<Connection: AnyObject>: @unchecked Sendable {
     func join() -> (Connection, Join) {
         let me = TurnIdentity.current
         while true {
-            let (connection, join, retry): (Connection?, Join, DispatchSemaphore?) = state.withLock { state in
+            let (connection, join, retry): (Connection?, Join, TurnWaiter?) = state.withLock { state in
                 switch state.phase {
                 case .idle:
                     return (start(&state, me), .connect, nil)
                 case .disconnecting(let thread):
-                    if thread == me { return (start(&state, me), .connect, nil) }  // from the upstream's dispose
-                    let semaphore = DispatchSemaphore(value: 0)
-                    state.waiters.append(semaphore)
-                    return (nil, .joined, semaphore)
+                    // From the upstream's dispose on its own thread, or where waiting would
+                    // deadlock: connect afresh at once.
+                    if thread == me { return (start(&state, me), .connect, nil) }
+                    guard let waiter = startWaiting(&state) else { return (start(&state, me), .connect, nil) }
+                    return (nil, .joined, waiter)
                 case .connecting(let thread):
                     state.count += 1
                     if thread == me { return (state.current, .joined, nil) }
-                    let semaphore = DispatchSemaphore(value: 0)
-                    state.waiters.append(semaphore)
-                    return (state.current, .wait(semaphore), nil)
+                    return (state.current, .waitForConnect, nil)
                 case .connected:
                     state.count += 1
                     return (state.current, .joined, nil)
                 }
             }
             if let connection { return (connection, join) }
-            retry?.wait()
+            _ = retry?.wait()
         }
     }
 
     /// Starts connecting as the first subscriber (under the lock).
     private func start(_ state: inout State, _ me: UInt) -> Connection {
         let connection = make()
-        state.phase = .connecting(by: me)
+        enter(.connecting(by: me), &state)
         state.count = 1
         state.current = connection
         return connection
@@ -112,22 +144,27 @@ final class SharedConnection<Connection: AnyObject>: @unchecked Sendable {
         switch join {
         case .joined:
             return
-        case .wait(let semaphore):
-            semaphore.wait()
+        case .waitForConnect:
+            let me = TurnIdentity.current
+            let waiter: TurnWaiter? = state.withLock { state in
+                guard case .connecting(let thread) = state.phase, thread != me else { return nil }
+                return startWaiting(&state)  // nil where waiting would close a cycle
+            }
+            _ = waiter?.wait()
         case .connect:
             let disposable = connect(connection)
             let me = TurnIdentity.current
-            let (disconnect, waiters): ((any Disposable)?, [DispatchSemaphore]) = state.withLock { state in
+            let (disconnect, waiters): ((any Disposable)?, [TurnWaiter]) = state.withLock { state in
                 if state.count == 0 {  // everyone left while it connected
-                    state.phase = .disconnecting(by: me)
+                    enter(.disconnecting(by: me), &state)
                     state.current = nil
                     return (disposable, state.takeWaiters())
                 }
-                state.phase = .connected
+                enter(.connected, &state)
                 state.disposable = disposable
                 return (nil, state.takeWaiters())
             }
-            for waiter in waiters { waiter.signal() }
+            for waiter in waiters { waiter.done() }
             if let disconnect { finishDisconnecting(disconnect, me) }
         }
     }
@@ -138,7 +175,7 @@ final class SharedConnection<Connection: AnyObject>: @unchecked Sendable {
         let disconnect: (any Disposable)? = state.withLock { state in
             state.count -= 1
             guard state.count == 0, state.phase == .connected else { return nil }  // connecting: its thread disconnects
-            state.phase = .disconnecting(by: me)
+            enter(.disconnecting(by: me), &state)
             state.current = nil
             defer { state.disposable = nil }
             return state.disposable
@@ -150,9 +187,9 @@ final class SharedConnection<Connection: AnyObject>: @unchecked Sendable {
     private func finishDisconnecting(_ disposable: any Disposable, _ me: UInt) {
         disposable.dispose()
         let waiters = state.withLock { state in
-            if state.phase == .disconnecting(by: me) { state.phase = .idle }
+            if state.phase == .disconnecting(by: me) { enter(.idle, &state) }
             return state.takeWaiters()
         }
-        for waiter in waiters { waiter.signal() }
+        for waiter in waiters { waiter.done() }
     }
 }

@@ -19,9 +19,14 @@ public final class MulticastConnection<Value>: SignalProtocol, @unchecked Sendab
     let subject: any SignalProtocol<Value> & SubscriberProtocol<Value>
     private let state = Lock(State())
 
+    /// The subscriber count of every `autoconnect()` signal of this connection (one count per
+    /// connection, as RAC's). Set once in `init`, before the connection is shared.
+    private var autoconnection: SharedConnection<MulticastConnection<Value>>!
+
     init(source: any SignalProtocol<Value>, subject: any SignalProtocol<Value> & SubscriberProtocol<Value>) {
         self.source = source
         self.subject = subject
+        autoconnection = SharedConnection(make: { [unowned self] in self }, connect: { $0.connect() })
     }
 
     /// The multicast signal: subscribing subscribes to the subject.
@@ -58,13 +63,18 @@ public final class MulticastConnection<Value>: SignalProtocol, @unchecked Sendab
     /// subject has ended (a finite source finished), the source is not run again: the late
     /// subscriber gets the subject's terminal event (after its replay, for a `ReplaySubject`).
     ///
-    /// When `subscribe` returns, the source is connected, even if another thread is still
-    /// connecting it (the call waits for that thread); a reconnection waits until the previous
-    /// upstream subscription is disposed, so two never feed the subject at once.
+    /// Every `autoconnect()` signal of one connection shares one count: the last subscriber
+    /// of any of them disconnects. When `subscribe` returns, the source is connected, even if
+    /// another thread is still connecting it (the call waits for that thread); a reconnection
+    /// waits until the previous upstream subscription is disposed, so two never feed the
+    /// subject at once — except where waiting would deadlock (a cycle in the wait-for graph,
+    /// see the `DeliveryTurn` article), or for a subscriber arriving from the upstream's own
+    /// dispose.
     public func autoconnect() -> Signal<Value> {
-        let count = SharedConnection<MulticastConnection<Value>>(make: { self }, connect: { $0.connect() })
+        let count = autoconnection!
         return Signal { subscriber in
-            let (connection, join) = count.join()
+            // The signal holds this connection (`count` names it unowned, to avoid a cycle).
+            let (connection, join) = withExtendedLifetime(self) { count.join() }
             let subscription = connection.subject.subscribe(subscriber)
             count.finishJoin(connection, join)
             return CompoundDisposable([subscription, ActionDisposable { count.leave() }])

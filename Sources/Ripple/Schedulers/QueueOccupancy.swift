@@ -5,7 +5,9 @@ import Synchronization
 /// by every `SerialQueueScheduler` on that queue, attached to the queue as a queue-specific value.
 ///
 /// `deliver(on:)`'s relay reads it to tell the wait-for graph who holds up a drain that is
-/// scheduled but has not started: the thread occupying the queue. A sender that waits for such
+/// scheduled but has not started: the thread running one of the queue's Ripple actions. (An
+/// action of a scheduler on a queue that targets this one holds it up as well but is not
+/// recorded here; `isCurrent` still sees it, so such a sender never waits.) A sender that waits for such
 /// a relay while that thread (directly or along a chain) waits for the sender then sees the
 /// cycle and does not wait (see the `DeliveryTurn` article).
 @usableFromInline
@@ -22,11 +24,17 @@ final class QueueOccupancy: Sendable {
         body()
     }
 
-    /// Whether the calling code runs on the queue (or a queue targeting it), inside a Ripple
-    /// action or not.
+    /// Whether the calling code runs on the queue or on a queue targeting it (whose blocks
+    /// hold this queue up too), inside a Ripple action or not.
+    ///
+    /// Each occupancy marks its queue with a key of its own: dispatch looks a key up along the
+    /// current queue's target chain, so a nearer queue's marker cannot hide this one's.
     var isCurrent: Bool {
-        DispatchQueue.getSpecific(key: Self.key) === self
+        DispatchQueue.getSpecific(key: marker) != nil
     }
+
+    /// This occupancy's own mark on its queue.
+    private let marker = DispatchSpecificKey<Bool>()
 
     /// The occupancy of `queue`, attached on first use.
     static func of(_ queue: DispatchQueue) -> QueueOccupancy {
@@ -34,10 +42,12 @@ final class QueueOccupancy: Sendable {
             if let existing = queue.getSpecific(key: key) { return existing }
             let occupancy = QueueOccupancy()
             queue.setSpecific(key: key, value: occupancy)
+            queue.setSpecific(key: occupancy.marker, value: true)
             return occupancy
         }
     }
 
+    /// Finds a queue's occupancy (read on that queue itself, not along its target chain).
     private static let key = DispatchSpecificKey<QueueOccupancy>()
     /// Serializes attaching, so two schedulers made at once on one queue share one occupancy.
     private static let attaching = Lock(())

@@ -37,15 +37,17 @@ final class OwnedObservations: Sendable {
 
     @usableFromInline
     func purgeDead() {
-        let dead: [Entry] = entries.withLock { entries in
-            var dead: [Entry] = []
+        let (dead, removed): ([Entry], [Entry]) = entries.withLock { entries in
+            var dead: [Entry] = [], removed: [Entry] = []
             entries.removeAll { entry in
                 if entry.owner == nil { dead.append(entry); return true }
-                return entry.observation.isDisposed
+                if entry.observation.isDisposed { removed.append(entry); return true }
+                return false
             }
             count.store(entries.count, ordering: .relaxed)
-            return dead
+            return (dead, removed)
         }
+        _ = removed  // released here, outside the lock
         for entry in dead { entry.observation.dispose() }
     }
 }

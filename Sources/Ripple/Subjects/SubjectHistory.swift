@@ -92,6 +92,10 @@ struct ReplayHistory<Value>: SubjectHistory, @unchecked Sendable {  // only insi
     @usableFromInline var ring: RingBuffer<(value: Value, time: Duration)>
     @usableFromInline let maxAge: Duration?
     @usableFromInline let ageClock: (any Scheduler)?
+    /// The latest time recorded: senders read the clock before locking, so one preempted in
+    /// between may come in with an older time; stamps never go backwards, so expiry (which
+    /// looks at the oldest entry only) stays in order.
+    @usableFromInline var latest: Duration = .zero
 
     @inlinable
     init(capacity: Int, maxAge: Duration?, clock: (any Scheduler)?) {
@@ -116,9 +120,11 @@ struct ReplayHistory<Value>: SubjectHistory, @unchecked Sendable {  // only insi
     mutating func record(_ value: Value, at now: Duration) -> Evicted<Value> {
         var evicted = Evicted<Value>.none
         pruneExpired(at: now, into: &evicted)
+        let stamp = Swift.max(now, latest)
+        latest = stamp
         if _isPOD(Value.self) {  // dying runs no code: overwrite in place
-            ring.append((value, now))
-        } else if let dropped = ring.append((value, now)) {
+            ring.append((value, stamp))
+        } else if let dropped = ring.append((value, stamp)) {
             evicted.add(dropped.value)
         }
         return evicted

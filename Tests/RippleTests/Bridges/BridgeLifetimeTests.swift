@@ -151,15 +151,21 @@ private func send(_ number: Int32, until recorder: Recorder<Int32>, has count: I
     @Test func disposingFromInsideACallbackOnTheReaderThreadDoesNotWaitForItself() throws {
         let pipe = Pipe()
         let recorder = Recorder<String>()
-        Signal.lines(from: pipe.fileHandleForReading).take(1).subscribe(recorder)  // disposes on the reader thread
+        let subscription = SerialDisposable()
+        let disposeReturned = Atomic<Bool>(false)
+        subscription.disposable = Signal.lines(from: pipe.fileHandleForReading).subscribeNext { line in
+            recorder.sendNext(line)
+            subscription.dispose()  // from inside the callback, on the reader thread: must not wait for itself
+            disposeReturned.store(true, ordering: .releasing)
+        }
         pipe.fileHandleForWriting.write(Data("one\ntwo\n".utf8))
-        #expect(waitUntil(timeout: 5) { recorder.isCompleted })
-        #expect(recorder.events == [.next("one"), .completed])
+        #expect(waitUntil(timeout: 5) { disposeReturned.load(ordering: .acquiring) }, "dispose from the reader thread waited for itself")
+        #expect(recorder.values == ["one"])
         // A second subscription to the same descriptor reads what the first left.
         let second = Recorder<String>()
-        let subscription = Signal.lines(from: pipe.fileHandleForReading).subscribe(second)
+        let secondSubscription = Signal.lines(from: pipe.fileHandleForReading).subscribe(second)
         pipe.fileHandleForWriting.write(Data("three\n".utf8))
         #expect(waitUntil(timeout: 5) { second.values.last == "three" })
-        subscription.dispose()
+        secondSubscription.dispose()
     }
 }

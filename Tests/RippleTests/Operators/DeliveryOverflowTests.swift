@@ -125,6 +125,45 @@ import RippleTestSupport
         subscription.dispose()
     }
 
+    @Test func aProducerOnAQueueTargetingTheSchedulersQueueDoesNotWaitForTheDrain() {
+        let target = DispatchQueue(label: "target")
+        let delivering = SerialQueueScheduler(queue: target)
+        let producing = SerialQueueScheduler(queue: DispatchQueue(label: "inner", target: target))
+        let recorder = Recorder<Int>()
+        let source = Subject<Int>()
+        let subscription = source.deliver(on: delivering, bufferSize: 2).subscribe(recorder)
+        producing.schedule {  // holds `target` up: the drain runs only after this returns
+            #expect(delivering.isCurrent)
+            for value in 1...100 { source.sendNext(value) }
+            source.sendCompleted()
+        }
+        expectAllDelivered(recorder, count: 100, "an action on a queue targeting the scheduler's waited for its drain")
+        subscription.dispose()
+    }
+
+    @Test func aSenderHoldingTheTurnAnActionQueuedBeforeTheDrainNeedsDoesNotWaitForThatDrain() {
+        // S (this thread) holds p's turn while its callback waits for room in the relay; the
+        // relay's drain is queued behind an action that sends into p. Whichever of the two
+        // starts waiting second sees the cycle, however their reads interleave.
+        let queue = DispatchQueue(label: "occupied")
+        let scheduler = SerialQueueScheduler(queue: queue)
+        let p = Subject<Int>()
+        let got = Box<[Int]>([])
+        let subscription = p.deliver(on: scheduler, bufferSize: 1).subscribeNext { value in got.mutate { $0.append(value) } }
+        for _ in 0..<Workload.size(20) {
+            queue.async { usleep(2_000) }  // a plain block: no occupant recorded while it runs
+            scheduler.schedule { p.sendNext(100) }  // queued ahead of the relay's drain
+            let finished = finishes(within: 10, "a sender and an action waiting for each other") {
+                p.sendNext(1)
+                p.sendNext(2)
+            }
+            #expect(finished)
+            if !finished { return }
+        }
+        #expect(waitUntil { got.value.count == 3 * Workload.size(20) })
+        subscription.dispose()
+    }
+
     @Test func aChainOfDeliveriesFedFromAnActionOfItsLastSchedulerDoesNotDeadlock() {
         // The action on `last` waits for room in the relay to `first`; `first`'s drain waits for
         // room in the relay to `last`, whose drain can only start once that action returns.

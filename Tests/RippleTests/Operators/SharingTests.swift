@@ -193,4 +193,54 @@ import RippleTestSupport
             #expect(live.value == 0)
         }
     }
+
+    @Test func aSubscriberArrivingFromACallbackWhoseTurnTheConnectingSourceNeedsDoesNotDeadlock() {
+        // B subscribes to share() from inside x's callback (holding x's turn) while A connects;
+        // A's source then sends a value that B's subscriber forwards into x: A needs x's turn.
+        let x = Subject<Int>()
+        let aConnecting = DispatchSemaphore(value: 0)
+        let source = Signal<Int> { subscriber in
+            aConnecting.signal()
+            usleep(100_000)  // B arrives meanwhile
+            subscriber.sendNext(1)
+            return nil
+        }
+        let shared = source.share()
+        let keep = Box<[any Disposable]>([])
+        let forwarded = Box<[Int]>([])
+        let xSubscription = x.subscribeNext { value in
+            forwarded.mutate { $0.append(value) }
+            if value == 0 {
+                aConnecting.wait()
+                let subscription = shared.subscribeNext { w in x.sendNext(w + 100) }  // not under keep's lock
+                keep.mutate { $0.append(subscription) }
+            }
+        }
+        let a = Thread {
+            let subscription = shared.subscribeNext { _ in }
+            keep.mutate { $0.append(subscription) }
+        }
+        a.start()
+        let finished = finishes(within: 10, "a subscriber waiting for a connect that waits for its turn") { x.sendNext(0) }
+        #expect(finished)
+        #expect(waitUntil { forwarded.value.contains(101) }, "the value A's source sent reached B and x: \(forwarded.value)")
+        for subscription in keep.value { subscription.dispose() }
+        xSubscription.dispose()
+    }
+
+    @Test func everyAutoconnectOfOneConnectionSharesOneCount() {
+        let upstream = Subject<Int>()
+        let connection = upstream.multicast(Subject<Int>())
+        let a = connection.autoconnect(), b = connection.autoconnect()
+        let got = Box<[Int]>([])
+        let da = a.subscribeNext { _ in }
+        let db = b.subscribeNext { value in got.mutate { $0.append(value) } }
+        da.dispose()  // b's subscriber is still there: still connected
+        upstream.sendNext(7)
+        #expect(got.value == [7])
+        db.dispose()
+        upstream.sendNext(8)
+        #expect(got.value == [7])
+        #expect(upstream.storage.subscriberCount == 0, "the last subscriber disconnected")
+    }
 }

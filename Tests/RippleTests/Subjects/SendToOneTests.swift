@@ -63,4 +63,20 @@ import RippleTestSupport
         #expect(recorder.values.isEmpty)
         foreign.dispose()
     }
+
+    @Test func aSendToOneAfterTheSubjectAcceptedItsEndIsRefusedThoughTheEndIsNotDeliveredYet() {
+        let subject = Subject<Int>()
+        let bValues = Box<[Int]>([])
+        let bHolder = Box<(any Disposable)?>(nil)
+        let accepted = Box<Bool?>(nil)
+        subject.subscribeNext { value in
+            guard value == 1, let b = bHolder.value else { return }
+            subject.sendCompleted()  // accepted now, delivered after this callback
+            accepted.value = subject.sendNext(9, to: b)  // b has not seen the end yet
+        }
+        bHolder.value = subject.subscribe(next: { value in bValues.mutate { $0.append(value) } })
+        subject.sendNext(1)
+        #expect(accepted.value == false)
+        #expect(bValues.value == [1])
+    }
 }

@@ -31,15 +31,15 @@ struct Lock<State: Sendable>: ~Copyable, Sendable {
     @inlinable @inline(__always)
     borrowing func withLock<Result>(_ body: (inout State) -> Result) -> Result {
         mutex.withLock { state in
-            // The state's address (inside the mutex) names the lock for TSan: each call is one
-            // load and a branch not taken when TSan is absent. `body` cannot throw.
-            withUnsafeMutablePointer(to: &state) { ripple_tsan_acquire(UnsafeRawPointer($0)) }
+            // The mutex's address names the lock for TSan (the `inout` state may be a temporary):
+            // each call is one load and a branch not taken when TSan is absent. `body` cannot throw.
+            withUnsafePointer(to: mutex) { ripple_tsan_acquire($0) }
             #if DEBUG
             _ = ripple_locks_held_add(1)
             defer { _ = ripple_locks_held_add(-1) }
             #endif
             let result = body(&state)
-            withUnsafeMutablePointer(to: &state) { ripple_tsan_release(UnsafeRawPointer($0)) }
+            withUnsafePointer(to: mutex) { ripple_tsan_release($0) }
             return result
         }
     }

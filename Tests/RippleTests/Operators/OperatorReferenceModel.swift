@@ -145,6 +145,14 @@ final class ReferenceWorld {
     private var inTimer = false
     private var pendingSends: [(source: Int, value: Int)] = []
 
+    /// Drops every handler and timer: the reference operators' closures capture the world, so
+    /// without this each run's world would stay alive in a cycle (LeakSanitizer reports it).
+    func tearDown() {
+        subscriptions = []
+        timers = []
+        pendingSends = []
+    }
+
     init(subjects: Int, cold: [Int: [ModelEvent]] = [:], disposeOnOutput: Int? = nil, reentrant: [Int: Int] = [:]) {
         terminal = Array(repeating: nil, count: subjects)
         self.cold = cold

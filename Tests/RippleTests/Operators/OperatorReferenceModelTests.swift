@@ -142,6 +142,7 @@ func coldSignal(_ script: [ModelEvent]) -> Signal<Int> {
 func checkAgainstReference(_ op: ModelOperator, _ inputs: ModelInputs) -> String? {
     let world = ReferenceWorld(
         subjects: op.sources, cold: inputs.cold, disposeOnOutput: inputs.disposeOnOutput, reentrant: inputs.reentrant)
+    defer { world.tearDown() }
     op.reference(world, inputs)
     world.play(inputs)
 

@@ -28,7 +28,8 @@ import Synchronization
 ///
 /// Invariants (under `state`): `count` is the number of subscribers counted in and not yet out;
 /// `current` is non-nil exactly while `connecting` or `connected`; every waiter is woken when
-/// the phase it waited on ends (woken waiters re-check).
+/// the phase it waited on ends — connect waiters when a connect ends, disconnect waiters when
+/// a disconnect ends — and woken waiters re-check the phase.
 final class SharedConnection<Connection: AnyObject>: TurnOwner, @unchecked Sendable {
     // @unchecked: `state` guards all mutable state; `make` and `connect` are immutable; `actor` is atomic.
     enum Phase: Equatable {
@@ -44,12 +45,21 @@ final class SharedConnection<Connection: AnyObject>: TurnOwner, @unchecked Senda
         var count = 0
         var current: Connection?
         var disposable: (any Disposable)?
-        var waiters: [TurnWaiter] = []
+        /// Threads waiting for a connect to end.
+        var connectWaiters: [TurnWaiter] = []
+        /// Threads waiting for a disconnect to end.
+        var disconnectWaiters: [TurnWaiter] = []
 
-        /// Takes the waiters, to be woken after unlocking.
-        mutating func takeWaiters() -> [TurnWaiter] {
-            defer { waiters = [] }
-            return waiters
+        /// Takes the connect waiters, to be woken after unlocking.
+        mutating func takeConnectWaiters() -> [TurnWaiter] {
+            defer { connectWaiters = [] }
+            return connectWaiters
+        }
+
+        /// Takes the disconnect waiters, to be woken after unlocking.
+        mutating func takeDisconnectWaiters() -> [TurnWaiter] {
+            defer { disconnectWaiters = [] }
+            return disconnectWaiters
         }
     }
 
@@ -86,7 +96,11 @@ final class SharedConnection<Connection: AnyObject>: TurnOwner, @unchecked Senda
     private func startWaiting(_ state: inout State) -> TurnWaiter? {
         let waiter = TurnWaiter.ofCurrentThread
         guard WaitGraph.startWaiting(waiter, for: self) else { return nil }
-        state.waiters.append(waiter)
+        if case .connecting = state.phase {
+            state.connectWaiters.append(waiter)
+        } else {
+            state.disconnectWaiters.append(waiter)
+        }
         return waiter
     }
     private let make: @Sendable () -> Connection
@@ -146,41 +160,48 @@ final class SharedConnection<Connection: AnyObject>: TurnOwner, @unchecked Senda
             return
         case .waitForConnect:
             let me = TurnIdentity.current
-            let waiter: TurnWaiter? = state.withLock { state in
-                guard case .connecting(let thread) = state.phase, thread != me else { return nil }
-                return startWaiting(&state)  // nil where waiting would close a cycle
+            while true {  // until no thread but this one is connecting
+                let waiter: TurnWaiter? = state.withLock { state in
+                    guard case .connecting(let thread) = state.phase, thread != me else { return nil }
+                    return startWaiting(&state)  // nil where waiting would close a cycle
+                }
+                guard let waiter else { return }
+                _ = waiter.wait()
             }
-            _ = waiter?.wait()
         case .connect:
             let disposable = connect(connection)
             let me = TurnIdentity.current
-            let (disconnect, waiters): ((any Disposable)?, [TurnWaiter]) = state.withLock { state in
+            let (disconnect, waiters, released): ((any Disposable)?, [TurnWaiter], Connection?) = state.withLock { state in
                 if state.count == 0 {  // everyone left while it connected
                     enter(.disconnecting(by: me), &state)
-                    state.current = nil
-                    return (disposable, state.takeWaiters())
+                    defer { state.current = nil }
+                    return (disposable, state.takeConnectWaiters(), state.current)
                 }
                 enter(.connected, &state)
                 state.disposable = disposable
-                return (nil, state.takeWaiters())
+                return (nil, state.takeConnectWaiters(), nil)
             }
             for waiter in waiters { waiter.done() }
             if let disconnect { finishDisconnecting(disconnect, me) }
+            _ = released  // released here, after unlocking: its subject's teardown may run user code
         }
     }
 
     /// Counts a subscriber out; the last one disconnects.
     func leave() {
         let me = TurnIdentity.current
-        let disconnect: (any Disposable)? = state.withLock { state in
+        let (disconnect, released): ((any Disposable)?, Connection?) = state.withLock { state in
             state.count -= 1
-            guard state.count == 0, state.phase == .connected else { return nil }  // connecting: its thread disconnects
+            guard state.count == 0, state.phase == .connected else { return (nil, nil) }  // connecting: its thread disconnects
             enter(.disconnecting(by: me), &state)
-            state.current = nil
-            defer { state.disposable = nil }
-            return state.disposable
+            defer {
+                state.disposable = nil
+                state.current = nil
+            }
+            return (state.disposable, state.current)
         }
         if let disconnect { finishDisconnecting(disconnect, me) }
+        _ = released  // released here, after unlocking: its subject's teardown may run user code
     }
 
     /// Disposes the upstream subscription, then lets waiting subscribers connect afresh.
@@ -188,7 +209,7 @@ final class SharedConnection<Connection: AnyObject>: TurnOwner, @unchecked Senda
         disposable.dispose()
         let waiters = state.withLock { state in
             if state.phase == .disconnecting(by: me) { enter(.idle, &state) }
-            return state.takeWaiters()
+            return state.takeDisconnectWaiters()
         }
         for waiter in waiters { waiter.done() }
     }

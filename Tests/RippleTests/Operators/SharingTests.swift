@@ -243,4 +243,86 @@ import RippleTestSupport
         #expect(got.value == [7])
         #expect(upstream.storage.subscriberCount == 0, "the last subscriber disconnected")
     }
+
+    /// An error whose `deinit` runs `action` (user code run wherever the error dies).
+    final class DeinitError: Error, @unchecked Sendable {  // `action` is immutable
+        let action: @Sendable () -> Void
+        init(_ action: @escaping @Sendable () -> Void) { self.action = action }
+        deinit { action() }
+    }
+
+    @Test func theLastSubscriberLeavingReleasesTheEndedConnectionAfterUnlocking() {
+        // The source fails at once with an error whose deinit subscribes to the same share()
+        // from another thread: it must not find the share's lock held by the leaving thread.
+        let shared = Box<Signal<Int>?>(nil)
+        let armed = Box(true)
+        let deinitRan = Box(false), blocked = Box(false)
+        let signal = Signal<Int> { subscriber in
+            if armed.mutate({ armed in defer { armed = false }; return armed }) {
+                subscriber.sendError(DeinitError {
+                    deinitRan.value = true
+                    let joined = DispatchSemaphore(value: 0)
+                    Thread {
+                        shared.value?.subscribe(next: { _ in }, error: { _ in }, completed: {}).dispose()
+                        joined.signal()
+                    }.start()
+                    if joined.wait(timeout: .now() + 2) == .timedOut { blocked.value = true }
+                })
+            } else {
+                subscriber.sendCompleted()
+            }
+            return nil
+        }.share()
+        shared.value = signal
+        signal.subscribe(next: { _ in }, error: { _ in }, completed: {}).dispose()
+        #expect(waitUntil { deinitRan.value })
+        #expect(!blocked.value, "the error's deinit ran while the share's lock was held")
+        shared.value = nil
+    }
+
+    @Test func aSubscriberWaitingForAConnectIsNotWokenByAnOlderDisconnect() {
+        // Generation 1's upstream dispose re-subscribes and disposes (generation 2), lets Z
+        // connect generation 3 and D join it; when generation 1's dispose ends, D must still
+        // wait for Z's connect.
+        let calls = Box(0)
+        let connected = Box(false)
+        let zInSource = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), dDone = DispatchSemaphore(value: 0)
+        let sharedBox = Box<Signal<Int>?>(nil)
+        let keep = Box<[any Disposable]>([])
+        let held = Box<[PassthroughSubscriber<Int>]>([])
+        let signal = Signal<Int> { subscriber in
+            held.mutate { $0.append(subscriber) }
+            switch calls.mutate({ calls in calls += 1; return calls }) {
+            case 1:
+                return ActionDisposable {
+                    guard let shared = sharedBox.value else { return }
+                    shared.subscribe(next: { _ in }).dispose()  // generation 2, from inside the dispose
+                    Thread { let z = shared.subscribe(next: { _ in }); keep.mutate { $0.append(z) } }.start()
+                    zInSource.wait()
+                    Thread {
+                        let d = shared.subscribe(next: { _ in })
+                        keep.mutate { $0.append(d) }
+                        dDone.signal()
+                    }.start()
+                    usleep(200_000)  // D joins and waits for Z's connect
+                }
+            case 2:
+                return nil
+            default:
+                zInSource.signal()
+                release.wait()
+                connected.value = true
+                return nil
+            }
+        }.share()
+        sharedBox.value = signal
+        signal.subscribe(next: { _ in }).dispose()
+        let early = dDone.wait(timeout: .now() + 1) == .success
+        release.signal()
+        if !early { dDone.wait() }
+        #expect(!early, "a subscriber returned before the connect it joined had ended")
+        for subscription in keep.value { subscription.dispose() }
+        held.value = []
+        sharedBox.value = nil
+    }
 }

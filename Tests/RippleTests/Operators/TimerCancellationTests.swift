@@ -41,23 +41,24 @@ enum SchedulingOperator: String, CaseIterable, CustomTestStringConvertible, Send
         let source = Subject<Payload>()
         var recorder: Recorder<Any>? = Recorder()
         weak let weakRecorder = recorder
-        weak var weakPayload: Payload?
+        weak var weakPayload1: Payload?, weakPayload2: Payload?, weakPayload3: Payload?
         do {
             let subscription = op.make(source, clock).subscribe(recorder.unsafelyUnwrapped)
             recorder = nil
             if op != .subscribeOn { clock.advance(by: .milliseconds(5)) }  // else: dispose before it subscribes
-            let payload = Payload(1)
-            weakPayload = payload
-            source.sendNext(payload)
+            let payloads = [Payload(1), Payload(2), Payload(3)]
+            (weakPayload1, weakPayload2, weakPayload3) = (payloads[0], payloads[1], payloads[2])
+            source.sendNext(payloads[0])
             if op != .subscribeOn { clock.advance(by: .milliseconds(5)) }
-            source.sendNext(Payload(2))
-            source.sendNext(Payload(3))
+            source.sendNext(payloads[1])
+            source.sendNext(payloads[2])
             #expect(clock.livePendingCount > 0, "the test needs work scheduled when it disposes")
             subscription.dispose()
         }
         #expect(clock.livePendingCount == 0, "\(op): work left scheduled after dispose")
         #expect(weakRecorder == nil, "\(op): the disposed subscription's subscriber is still alive")
-        #expect(weakPayload == nil, "\(op): a value of the disposed subscription is still alive")
+        #expect(weakPayload1 == nil && weakPayload2 == nil && weakPayload3 == nil,
+                "\(op): a value of the disposed subscription is still alive")
         #expect(source.storage.subscriberCount == 0)
         clock.run()
     }

@@ -107,10 +107,10 @@ public struct DeliveryOverflowError: Error, Equatable, CustomStringConvertible {
 /// waiting for room and a drain whose callback sends back upstream, or two relays feeding each
 /// other through each other's schedulers, never wait for each other.
 ///
-/// Invariants (under `state`): `isScheduled` is true from the moment a drain is asked for
-/// until that drain finds the queue dry, so at most one drain exists; `drainer` is `pending`
-/// from scheduling until the drain starts, then the drain's thread, and is reset to 0 under the
-/// lock together with `isScheduled`, so a finishing drain never clears a newer one's identity.
+/// Invariants (under `state`): `drainer` is nonzero (`isScheduled`) from the moment a drain is
+/// asked for until that drain finds the queue dry, so at most one drain exists: `pending` until
+/// the drain starts, then the drain's thread (the one change made without the lock, nonzero to
+/// nonzero), and reset to 0 under the lock, so a finishing drain never clears a newer one's identity.
 /// No user code runs under the lock: the scheduler's getters, its disposables and dropped
 /// events are all used or released after unlocking.
 @usableFromInline
@@ -124,7 +124,6 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {
         @usableFromInline var values = 0
         /// The scheduled drain, until it runs out of work; disposed by `dispose()`.
         @usableFromInline var scheduled: (any Disposable)?
-        @usableFromInline var isScheduled = false
         @usableFromInline var isDisposed = false
         /// Set once a terminal event (or the overflow error) is queued: later events are dropped.
         @usableFromInline var isTerminated = false
@@ -148,6 +147,10 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {
     /// `drainer` while a drain is scheduled but not started (not a thread identity: those are
     /// aligned addresses, and `turnWord` never passes it on).
     @usableFromInline static var pending: UInt { 2 }
+
+    /// Whether a drain exists (asked for, running, or not yet finding the queue dry). Exact
+    /// under `state`: `drainer` becomes and stops being 0 only under the lock.
+    @usableFromInline var isScheduled: Bool { drainer.load(ordering: .acquiring) != 0 }
 
     @inlinable
     init(to downstream: PassthroughSubscriber<Value>, on scheduler: any Scheduler, bufferSize: Int, overflow: DeliveryOverflow) {
@@ -244,7 +247,7 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {
                 let scheduled = scheduler.schedule { [self] in drain() }
                 let disposeNow = state.withLock { state in
                     if state.isDisposed { return true }
-                    if state.isScheduled { state.scheduled = scheduled }
+                    if isScheduled { state.scheduled = scheduled }
                     return false
                 }
                 if disposeNow { scheduled.dispose() }
@@ -267,8 +270,7 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {
     /// Asks for a drain unless one exists (under the lock).
     @inlinable
     func scheduleIfIdle(_ state: inout State) -> Step {
-        if state.isScheduled { return .done }
-        state.isScheduled = true
+        if isScheduled { return .done }
         drainer.store(Self.pending, ordering: .releasing)
         return .schedule
     }
@@ -284,7 +286,6 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {
                     defer { state.waiters = [] }
                     return (state.queue.removeAll(), state.waiters)
                 }
-                state.isScheduled = false
                 drainer.store(0, ordering: .releasing)
                 finished = state.scheduled
                 state.scheduled = nil

@@ -103,6 +103,7 @@ final class SharedConnection<Connection: AnyObject>: TurnOwner, @unchecked Senda
         }
         return waiter
     }
+
     private let make: @Sendable () -> Connection
     private let connect: @Sendable (Connection) -> any Disposable
 

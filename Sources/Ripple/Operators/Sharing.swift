@@ -13,20 +13,18 @@ public final class MulticastConnection<Value>: SignalProtocol, @unchecked Sendab
     /// Guarded by `state`.
     private struct State {
         var connection: SerialDisposable?
+        /// The subscriber count of every `autoconnect()` signal of this connection (one count
+        /// per connection, as RAC's), made by the first `autoconnect()` call.
+        var autoconnection: SharedConnection<MulticastConnection<Value>>?
     }
 
     private let source: any SignalProtocol<Value>
     let subject: any SignalProtocol<Value> & SubscriberProtocol<Value>
     private let state = Lock(State())
 
-    /// The subscriber count of every `autoconnect()` signal of this connection (one count per
-    /// connection, as RAC's). Set once in `init`, before the connection is shared.
-    private var autoconnection: SharedConnection<MulticastConnection<Value>>!
-
     init(source: any SignalProtocol<Value>, subject: any SignalProtocol<Value> & SubscriberProtocol<Value>) {
         self.source = source
         self.subject = subject
-        autoconnection = SharedConnection(make: { [unowned self] in self }, connect: { $0.connect() })
     }
 
     /// The multicast signal: subscribing subscribes to the subject.
@@ -71,7 +69,12 @@ public final class MulticastConnection<Value>: SignalProtocol, @unchecked Sendab
     /// see the `DeliveryTurn` article), or for a subscriber arriving from the upstream's own
     /// dispose.
     public func autoconnect() -> Signal<Value> {
-        let count = autoconnection!
+        let count = state.withLock { state in  // builds objects only: no user code
+            if let existing = state.autoconnection { return existing }
+            let made = SharedConnection<MulticastConnection<Value>>(make: { [unowned self] in self }, connect: { $0.connect() })
+            state.autoconnection = made
+            return made
+        }
         return Signal { subscriber in
             // The signal holds this connection (`count` names it unowned, to avoid a cycle).
             let (connection, join) = withExtendedLifetime(self) { count.join() }

@@ -42,7 +42,7 @@ public final class ReplaySubject<Value>: SignalProtocol, SubscriberProtocol, Ser
 
     /// How many values a new subscriber would be replayed now.
     public var retainedCount: Int {
-        let now = storage.clock?.now ?? .zero  // user code: read before locking
+        let now = storage.clockTime  // user code: read before locking
         let (count, expired) = storage.withHistory { $0.liveCount(at: now) }
         _ = expired  // released after unlocking
         return count

@@ -71,13 +71,10 @@ struct LatestValue<Value>: SubjectHistory, @unchecked Sendable {  // only inside
     @inlinable
     mutating func record(_ value: Value, at now: Duration) -> Evicted<Value> {
         version &+= 1
-        if _isPOD(Value.self) {  // dying runs no code: replace in place
-            self.value = value
-            return .none
-        }
-        let replaced = self.value
+        var replaced = Evicted<Value>.none
+        replaced.add(self.value)
         self.value = value
-        return .one(replaced)
+        return replaced
     }
     @inlinable
     func replay(afterError: Bool, at now: Duration) -> (values: [Value], expired: Evicted<Value>) {
@@ -122,11 +119,7 @@ struct ReplayHistory<Value>: SubjectHistory, @unchecked Sendable {  // only insi
         pruneExpired(at: now, into: &evicted)
         let stamp = Swift.max(now, latest)
         latest = stamp
-        if _isPOD(Value.self) {  // dying runs no code: overwrite in place
-            ring.append((value, stamp))
-        } else if let dropped = ring.append((value, stamp)) {
-            evicted.add(dropped.value)
-        }
+        if let dropped = ring.append((value, stamp)) { evicted.add(dropped.value) }
         return evicted
     }
 

@@ -61,6 +61,9 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     /// The history's clock (`ReplaySubject` with a `maxAge`), read before locking: a user
     /// scheduler's `now` is user code.
     @usableFromInline let clock: (any Scheduler)?
+
+    /// The clock's time, or zero without a clock. User code: read before locking.
+    @inlinable var clockTime: Duration { clock?.now ?? .zero }
     /// `observe(owner:)` observations, purged of dead owners on every subscribe.
     @usableFromInline let owned = OwnedObservations()
     /// The subscriptions. Read and written only by the thread holding the delivery turn
@@ -124,7 +127,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
             return run(.event(event), me)
         }
         let work = Work.event(event)
-        let now = clock?.now ?? .zero  // user code (a scheduler's clock): read before locking
+        let now = clockTime  // user code: read before locking
         var evicted = Evicted<Value>.none
         defer { _ = evicted }  // released after unlocking: a value's deinit is user code
         let arrival: TurnMachine<Work>.Arrival? = state.withLock { state in
@@ -175,7 +178,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     func subscribe(entry: Entry) -> any Disposable {
         owned.purge()
         let me = TurnIdentity.current
-        let now = clock?.now ?? .zero  // user code: read before locking
+        let now = clockTime  // user code: read before locking
         var expired = Evicted<Value>.none
         defer { _ = expired }  // released after unlocking
         let (arrival, work) = state.withLock { state in

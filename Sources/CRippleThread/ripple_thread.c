@@ -39,3 +39,21 @@ long ripple_locks_held_add(long delta) {
 __attribute__((weak)) const char *__lsan_default_suppressions(void) {
     return "leak:formWeakReference\nleak:libXCTest.so\nleak:readBytesFromFile\n";
 }
+
+/// The Swift runtime's non-trapping "is this executor the current one?" check, which
+/// `Task.immediate` uses too (Swift 6.3 has no public, non-trapping form). Called with the
+/// two words of an `UnownedSerialExecutor`; flags 0 = never crash. Found at load time, so a
+/// runtime without it makes every check answer "no", and callers take their safe path (a hop).
+typedef _Bool (*ripple_is_current_executor_fn)(const void *, uintptr_t, uint64_t) __attribute__((swiftcall));
+static ripple_is_current_executor_fn ripple_is_current_executor_hook = 0;
+
+__attribute__((constructor)) static void ripple_find_executor_check(void) {
+    ripple_is_current_executor_hook =
+        (ripple_is_current_executor_fn)dlsym(RTLD_DEFAULT, "swift_task_isCurrentExecutorWithFlags");
+}
+
+_Bool ripple_is_current_executor(const void *identity, uintptr_t implementation) {
+    return ripple_is_current_executor_hook
+        ? ripple_is_current_executor_hook(identity, implementation, 0)
+        : 0;
+}

@@ -53,4 +53,9 @@ static inline __attribute__((always_inline)) int ripple_runs_under_tsan(void) { 
 /// Ripple calls user code.
 long ripple_locks_held_add(long delta);
 
+/// Whether the executor named by an `UnownedSerialExecutor`'s two words is the one the
+/// calling code runs on (the main actor's, on the main thread, included). Never traps;
+/// answers "no" when it cannot tell, so callers take their safe path.
+_Bool ripple_is_current_executor(const void *_Nullable identity, uintptr_t implementation);
+
 #endif

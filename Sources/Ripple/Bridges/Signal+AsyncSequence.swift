@@ -21,7 +21,7 @@ extension SignalProtocol where Value: Sendable {
     }
 }
 
-extension Signal {
+extension Signal where Value: Sendable {
     /// A cold signal that iterates `sequence` in a new task for each subscription, sending
     /// each element, then completion (or the error it throws).
     ///

@@ -54,3 +54,5 @@ struct FIFOQueue<Element> {
         return storage
     }
 }
+
+extension FIFOQueue: Sendable where Element: Sendable {}

@@ -14,7 +14,7 @@ import Synchronization
 ///         subscriber.sendCompleted()
 ///         return nil
 ///     }
-public final class PassthroughSubscriber<Value>: SubscriberProtocol, SerializingReceiver, @unchecked Sendable {
+public final class PassthroughSubscriber<Value>: SubscriberProtocol, SerializingReceiver {
     // @unchecked: every stored property is immutable or atomic.
     @usableFromInline let inner: any SubscriberProtocol<Value>
     /// `inner` when it is a `Subscriber`, or the `Subscriber` that serializes what reaches
@@ -95,3 +95,6 @@ public final class PassthroughSubscriber<Value>: SubscriberProtocol, Serializing
         return !terminated.exchange(true, ordering: .acquiringAndReleasing)
     }
 }
+
+/// Sendable only when its values are: a PassthroughSubscriber of non-`Sendable` values stays in one isolation domain.
+extension PassthroughSubscriber: @unchecked Sendable where Value: Sendable {}  // its state is atomics and `let`s; delivery goes through the serializing `Subscriber` turn

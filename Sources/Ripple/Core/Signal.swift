@@ -17,7 +17,7 @@
 ///
 /// The closure need not be `@Sendable`: Ripple serializes what it delivers, and the
 /// closure runs on the thread that subscribes unless `subscribe(on:)` says otherwise.
-public final class Signal<Value>: SignalProtocol, @unchecked Sendable {
+public final class Signal<Value>: SignalProtocol {
     /// The closure run for every subscription.
     public typealias Producer = (PassthroughSubscriber<Value>) -> (any Disposable)?
 
@@ -113,3 +113,6 @@ extension Signal {
         }
     }
 }
+
+/// Sendable only when its values are: a Signal of non-`Sendable` values stays in one isolation domain.
+extension Signal: @unchecked Sendable where Value: Sendable {}  // `producer` is set once in `init`; each subscription runs it on the subscribing thread

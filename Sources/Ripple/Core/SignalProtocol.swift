@@ -5,7 +5,7 @@
 /// (`subscribe(on:)`) says otherwise.
 ///
 ///     let d = Signal.from([1, 2, 3]).subscribeNext { print($0) }   // prints 1 2 3
-public protocol SignalProtocol<Value>: Sendable {
+public protocol SignalProtocol<Value> {
     /// The type of the values sent.
     associatedtype Value
     /// Subscribes `subscriber`; its events arrive until a terminal event or until the
@@ -22,23 +22,6 @@ public protocol SignalProtocol<Value>: Sendable {
 }
 
 extension SignalProtocol {
-    /// Subscribes with closures; every label is optional (RAC's `subscribeNext:error:completed:`).
-    ///
-    /// Callbacks of one subscription never run at the same time; none runs after a terminal
-    /// event or after the returned disposable is disposed. The closures are released when the
-    /// subscription ends.
-    ///
-    ///     let d = signal.subscribe(next: { print($0) }, error: { print("failed: \($0)") }, completed: { print("done") })
-    ///     d.dispose()   // stop early
-    @inlinable @discardableResult
-    public func subscribe(
-        next: ((Value) -> Void)? = nil,
-        error: ((any Error) -> Void)? = nil,
-        completed: (() -> Void)? = nil
-    ) -> any Disposable {
-        makeSubscription(next: next, error: error, completed: completed)
-    }
-
     /// The default `makeSubscription`: a `Subscriber` holding the closures.
     @inlinable
     public func makeSubscription(
@@ -49,19 +32,104 @@ extension SignalProtocol {
         subscribe(Subscriber(next: next, error: error, completed: completed))
     }
 
-    /// Subscribes to values only (RAC's `subscribeNext:`).
-    ///
-    ///     subject.subscribeNext { print("got \($0)") }
-    @inlinable @discardableResult
-    public func subscribeNext(_ next: @escaping (Value) -> Void) -> any Disposable {
-        makeSubscription(next: next, error: nil, completed: nil)
-    }
-
     /// Erases to `Signal<Value>`; subscribing to the result subscribes to `self`.
     ///
     ///     let s: Signal<Int> = subject.asSignal()
     public func asSignal() -> Signal<Value> {
         if let signal = self as? Signal<Value> { return signal }
         return Signal { subscriber in self.subscribe(subscriber) }
+    }
+}
+
+// MARK: - Subscribing with closures, on the caller's actor
+//
+// Every closure-taking subscribe has an `isolation` parameter defaulting to `#isolation`: the
+// actor the calling code is isolated to (`MainActor.shared` in `@MainActor` code, `self` in an
+// actor's method), or nil in nonisolated code. With an actor, the callbacks run on that actor
+// (`ActorDelivery`); without one, on the sending thread, as in RAC. Two overloads each: with
+// `Sendable` values an event may hop to the actor; with other values it never needs to (their
+// signals cannot leave the actor's isolation domain), and a debug build stops if one does.
+
+extension SignalProtocol {
+    /// Subscribes with closures; every label is optional (RAC's `subscribeNext:error:completed:`).
+    ///
+    /// Callbacks of one subscription never run at the same time; none runs after a terminal
+    /// event or after the returned disposable is disposed. The closures are released when the
+    /// subscription ends.
+    ///
+    /// **Isolation.** Called from actor-isolated code (`@MainActor` code, an `actor`'s method),
+    /// the callbacks run on that actor, in send order, whatever thread sends: an event sent on
+    /// the actor is delivered at once (synchronously, as in nonisolated code); one sent from
+    /// elsewhere is queued and delivered by one job on the actor per batch. Called from
+    /// nonisolated code, they run on the sending thread. `isolation` is filled in by the
+    /// compiler (`#isolation`); pass an actor to choose another.
+    ///
+    ///     let d = signal.subscribe(next: { print($0) }, error: { print("failed: \($0)") }, completed: { print("done") })
+    ///     d.dispose()   // stop early
+    @inlinable @discardableResult
+    public func subscribe(
+        isolation: isolated (any Actor)? = #isolation,
+        next: ((Value) -> Void)? = nil,
+        error: ((any Error) -> Void)? = nil,
+        completed: (() -> Void)? = nil
+    ) -> any Disposable {
+        guard let isolation else { return makeSubscription(next: next, error: error, completed: completed) }
+        return subscribe(on: isolation, next: next, error: error, completed: completed, valuesMayHop: false)
+    }
+
+    /// Subscribes to values only (RAC's `subscribeNext:`); runs on the caller's actor, if any
+    /// (see `subscribe(isolation:next:error:completed:)`).
+    ///
+    ///     subject.subscribeNext { print("got \($0)") }
+    @inlinable @discardableResult
+    public func subscribeNext(
+        isolation: isolated (any Actor)? = #isolation, _ next: @escaping (Value) -> Void
+    ) -> any Disposable {
+        guard let isolation else { return makeSubscription(next: next, error: nil, completed: nil) }
+        return subscribe(on: isolation, next: next, error: nil, completed: nil, valuesMayHop: false)
+    }
+}
+
+extension SignalProtocol where Value: Sendable {
+    /// Subscribes with closures; every label is optional (RAC's `subscribeNext:error:completed:`).
+    ///
+    /// Callbacks of one subscription never run at the same time; none runs after a terminal
+    /// event or after the returned disposable is disposed. The closures are released when the
+    /// subscription ends.
+    ///
+    /// **Isolation.** Called from actor-isolated code (`@MainActor` code, an `actor`'s method),
+    /// the callbacks run on that actor, in send order, whatever thread sends: an event sent on
+    /// the actor is delivered at once (synchronously, as in nonisolated code); one sent from
+    /// elsewhere is queued and delivered by one job on the actor per batch. Called from
+    /// nonisolated code, they run on the sending thread. `isolation` is filled in by the
+    /// compiler (`#isolation`); pass an actor to choose another.
+    ///
+    ///     @MainActor final class Screen {
+    ///         var count = 0
+    ///         func bind(_ ticks: Subject<Int>) {
+    ///             ticks.subscribe(next: { self.count = $0 })   // on the main actor, whoever sends
+    ///         }
+    ///     }
+    @inlinable @discardableResult
+    public func subscribe(
+        isolation: isolated (any Actor)? = #isolation,
+        next: ((Value) -> Void)? = nil,
+        error: ((any Error) -> Void)? = nil,
+        completed: (() -> Void)? = nil
+    ) -> any Disposable {
+        guard let isolation else { return makeSubscription(next: next, error: error, completed: completed) }
+        return subscribe(on: isolation, next: next, error: error, completed: completed, valuesMayHop: true)
+    }
+
+    /// Subscribes to values only (RAC's `subscribeNext:`); runs on the caller's actor, if any
+    /// (see `subscribe(isolation:next:error:completed:)`).
+    ///
+    ///     subject.subscribeNext { print("got \($0)") }
+    @inlinable @discardableResult
+    public func subscribeNext(
+        isolation: isolated (any Actor)? = #isolation, _ next: @escaping (Value) -> Void
+    ) -> any Disposable {
+        guard let isolation else { return makeSubscription(next: next, error: nil, completed: nil) }
+        return subscribe(on: isolation, next: next, error: nil, completed: nil, valuesMayHop: true)
     }
 }

@@ -6,7 +6,7 @@
 ///
 ///     let subject = Subject<Int>()
 ///     Signal.from([1, 2]).subscribe(subject)   // a subject is a subscriber
-public protocol SubscriberProtocol<Value>: AnyObject, Sendable {
+public protocol SubscriberProtocol<Value>: AnyObject {
     /// The type of the values received.
     associatedtype Value
     /// Receives a value.

@@ -53,7 +53,7 @@ extension SignalProtocol {
     ///     timeout: -1-2--#       (50 ms)
     ///
     /// The timer runs on `scheduler`; ending first cancels it, and timing out disposes upstream.
-    public func timeout(_ interval: Duration, on scheduler: any Scheduler) -> Signal<Value> {
+    public func timeout(_ interval: Duration, on scheduler: any Scheduler) -> Signal<Value> where Value: Sendable {
         Signal { downstream in
             let forwarder = SerialForwarder(downstream)
             let timer = scheduler.schedule(after: interval) {

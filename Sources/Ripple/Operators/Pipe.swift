@@ -65,22 +65,22 @@ public func then<S: SignalProtocol, Other: SignalProtocol>(_ other: Other) -> (S
 }
 
 /// Pipe form of `SignalProtocol.deliver(on:)` (SwiftSignalKit's `deliverOn`).
-public func deliver<S: SignalProtocol>(on scheduler: any Scheduler) -> (S) -> Signal<S.Value> {
+public func deliver<S: SignalProtocol>(on scheduler: any Scheduler) -> (S) -> Signal<S.Value> where S.Value: Sendable {
     { $0.deliver(on: scheduler) }
 }
 
 /// Pipe form of `SignalProtocol.delay(_:on:)`.
-public func delay<S: SignalProtocol>(_ interval: Duration, on scheduler: any Scheduler) -> (S) -> Signal<S.Value> {
+public func delay<S: SignalProtocol>(_ interval: Duration, on scheduler: any Scheduler) -> (S) -> Signal<S.Value> where S.Value: Sendable {
     { $0.delay(interval, on: scheduler) }
 }
 
 /// Pipe form of `SignalProtocol.debounce(_:on:)`.
-public func debounce<S: SignalProtocol>(_ interval: Duration, on scheduler: any Scheduler) -> (S) -> Signal<S.Value> {
+public func debounce<S: SignalProtocol>(_ interval: Duration, on scheduler: any Scheduler) -> (S) -> Signal<S.Value> where S.Value: Sendable {
     { $0.debounce(interval, on: scheduler) }
 }
 
 /// Pipe form of `SignalProtocol.throttle(_:on:)`.
-public func throttle<S: SignalProtocol>(_ interval: Duration, on scheduler: any Scheduler) -> (S) -> Signal<S.Value> {
+public func throttle<S: SignalProtocol>(_ interval: Duration, on scheduler: any Scheduler) -> (S) -> Signal<S.Value> where S.Value: Sendable {
     { $0.throttle(interval, on: scheduler) }
 }
 

@@ -1,6 +1,8 @@
 import Synchronization
 
-extension SignalProtocol {
+/// Scheduling operators move events (and, for `subscribe(on:)`, the signal) to other threads,
+/// so they need `Sendable` values: a non-`Sendable` value never leaves its isolation domain.
+extension SignalProtocol where Self: Sendable, Value: Sendable {
     /// Subscribes to `self` on `scheduler`: the subscribe closure (and whatever it sends
     /// synchronously) runs there (RAC's `subscribeOn:`).
     ///
@@ -18,6 +20,9 @@ extension SignalProtocol {
         }
     }
 
+}
+
+extension SignalProtocol where Value: Sendable {
     /// Delivers every event on `scheduler`, in order (RAC's `deliverOn:`), through a buffer of
     /// at most `bufferSize` values.
     ///

@@ -9,7 +9,7 @@
 ///     connection.signal.subscribeNext { print("a \($0)") }
 ///     connection.signal.subscribeNext { print("b \($0)") }
 ///     connection.connect()   // one subscription to `expensive`, seen by both
-public final class MulticastConnection<Value>: SignalProtocol, @unchecked Sendable {
+public final class MulticastConnection<Value>: SignalProtocol {
     /// Guarded by `state`.
     private struct State {
         var connection: SerialDisposable?
@@ -71,7 +71,10 @@ public final class MulticastConnection<Value>: SignalProtocol, @unchecked Sendab
     public func autoconnect() -> Signal<Value> {
         let count = state.withLock { state in  // builds objects only: no user code
             if let existing = state.autoconnection { return existing }
-            let made = SharedConnection<MulticastConnection<Value>>(make: { [unowned self] in self }, connect: { $0.connect() })
+            // Only this connection's signals reach `self`, and they cross threads only when
+            // `Value` is `Sendable` (then so is `self`): the box adds no sharing of its own.
+            let me = UnownedConnection(value: self)
+            let made = SharedConnection<MulticastConnection<Value>>(make: { me.value }, connect: { $0.connect() })
             state.autoconnection = made
             return made
         }
@@ -146,12 +149,21 @@ extension SignalProtocol {
     }
 }
 
+/// An unowned reference to a connection, for its own autoconnect count (the signal holds the
+/// connection; the count must not, or they would form a cycle).
+private struct UnownedConnection<Value>: @unchecked Sendable {  // see `autoconnect()`: only its signals reach it
+    unowned let value: MulticastConnection<Value>
+}
+
 /// The connection behind `share()`: a fresh `Subject` per connection, counted subscribers.
 final class ShareState<Value>: Sendable {
     private let count: SharedConnection<MulticastConnection<Value>>
 
     init(source: any SignalProtocol<Value>) {
-        count = SharedConnection(make: { source.multicast(Subject<Value>()) }, connect: { $0.connect() })
+        // Reached only through the `share()` signal, which crosses threads only when `Value`
+        // is `Sendable` (and then so is `source`, being a signal of it).
+        let source = UncheckedSendable(source)
+        count = SharedConnection(make: { source.value.multicast(Subject<Value>()) }, connect: { $0.connect() })
     }
 
     func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
@@ -161,3 +173,6 @@ final class ShareState<Value>: Sendable {
         return CompoundDisposable([subscription, ActionDisposable { [count] in count.leave() }])
     }
 }
+
+/// Sendable only when its values are: a MulticastConnection of non-`Sendable` values stays in one isolation domain.
+extension MulticastConnection: @unchecked Sendable where Value: Sendable {}  // its state is behind `state`'s lock; the subject it feeds is Sendable too

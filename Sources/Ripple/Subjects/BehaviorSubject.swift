@@ -11,7 +11,7 @@
 ///
 /// A subscriber that joins while another thread sends gets the current value and then
 /// every later one: no gap, no duplicate. Threading is as for `Subject`.
-public final class BehaviorSubject<Value>: SignalProtocol, SubscriberProtocol, SerializingReceiver, @unchecked Sendable {
+public final class BehaviorSubject<Value>: SignalProtocol, SubscriberProtocol, SerializingReceiver {
     @usableFromInline let storage: SubjectStorage<Value, LatestValue<Value>>
 
     /// Creates a behavior subject whose latest value is `value` until the first send.
@@ -72,3 +72,6 @@ public final class BehaviorSubject<Value>: SignalProtocol, SubscriberProtocol, S
         storage.subscribe(next: next, error: error, completed: completed)
     }
 }
+
+/// Sendable only when its values are: a BehaviorSubject of non-`Sendable` values stays in one isolation domain.
+extension BehaviorSubject: @unchecked Sendable where Value: Sendable {}  // all state is in `SubjectStorage`, behind its lock and delivery turn

@@ -14,7 +14,7 @@
 ///
 /// Threading is as for `Subject`; the replay is snapshotted when the subscriber joins and
 /// delivered before any value sent after that.
-public final class ReplaySubject<Value>: SignalProtocol, SubscriberProtocol, SerializingReceiver, @unchecked Sendable {
+public final class ReplaySubject<Value>: SignalProtocol, SubscriberProtocol, SerializingReceiver {
     @usableFromInline let storage: SubjectStorage<Value, ReplayHistory<Value>>
 
     /// The most values retained.
@@ -96,3 +96,6 @@ public final class ReplaySubject<Value>: SignalProtocol, SubscriberProtocol, Ser
         storage.subscribe(next: next, error: error, completed: completed)
     }
 }
+
+/// Sendable only when its values are: a ReplaySubject of non-`Sendable` values stays in one isolation domain.
+extension ReplaySubject: @unchecked Sendable where Value: Sendable {}  // all state is in `SubjectStorage`, behind its lock and delivery turn

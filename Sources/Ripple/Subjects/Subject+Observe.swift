@@ -10,58 +10,121 @@ extension SignalProtocol {
     /// that captured are then released: on a subject (`Subject`, `BehaviorSubject`,
     /// `ReplaySubject`) at the next value sent or the next subscribe to that subject, whichever
     /// comes first; on any other signal at the next value. Disposing it releases them at once.
+    /// Called from actor-isolated code, the callback runs on that actor (see
+    /// `subscribe(isolation:next:error:completed:)`).
     ///
     ///     downloader.progress.observe(owner: self) { screen, progress in
     ///         screen.show(progress)            // `screen` is `self`, never retained
     ///     }
     @discardableResult
     public func observe<Owner: AnyObject>(
+        isolation: isolated (any Actor)? = #isolation,
         owner: Owner,
         _ callback: @escaping (Owner, Value) -> Void
     ) -> any Disposable {
+        observe(owner: owner, on: isolation, valuesMayHop: false, callback)
+    }
+
+    /// Observes the next value only, then ends the observation (a one-shot observer). Called
+    /// from actor-isolated code, the callback runs on that actor.
+    ///
+    ///     session.loggedIn.observeOnce { user in print("welcome, \(user)") }
+    @discardableResult
+    public func observeOnce(
+        isolation: isolated (any Actor)? = #isolation, _ callback: @escaping (Value) -> Void
+    ) -> any Disposable {
+        observeOnce(on: isolation, valuesMayHop: false, callback)
+    }
+
+    func observe<Owner: AnyObject>(
+        owner: Owner, on actor: (any Actor)?, valuesMayHop: Bool, _ callback: @escaping (Owner, Value) -> Void
+    ) -> any Disposable {
         let subscription = SerialDisposable()
-        subscription.disposable = subscribeNext { [weak owner] value in
+        let next: (Value) -> Void = { [weak owner] value in
             guard let owner else {
                 subscription.dispose()
                 return
             }
             callback(owner, value)
         }
+        subscription.disposable = subscribe(on: actor, next: next, valuesMayHop: valuesMayHop)
         (self as? ObservationHost)?.ownedObservations.add(owner: owner, subscription)
         return subscription
+    }
+
+    func observeOnce(
+        on actor: (any Actor)?, valuesMayHop: Bool, _ callback: @escaping (Value) -> Void
+    ) -> any Disposable {
+        let subscription = SerialDisposable()
+        subscription.disposable = subscribe(on: actor, next: { value in
+            if subscription.isDisposed { return }
+            subscription.dispose()
+            callback(value)
+        }, valuesMayHop: valuesMayHop)
+        return subscription
+    }
+
+    /// Subscribes `next` on `actor` if given, else on the sending thread.
+    private func subscribe(on actor: (any Actor)?, next: @escaping (Value) -> Void, valuesMayHop: Bool) -> any Disposable {
+        guard let actor else { return makeSubscription(next: next, error: nil, completed: nil) }
+        return subscribe(on: actor, next: next, error: nil, completed: nil, valuesMayHop: valuesMayHop)
+    }
+}
+
+extension SignalProtocol where Value: Sendable {
+    /// Observes values on behalf of `owner`, held weakly and handed back with its own type
+    /// (delegate replacement without retain cycles).
+    ///
+    /// Nothing is delivered once `owner` is freed. The observation, its closure and whatever
+    /// that captured are then released: on a subject (`Subject`, `BehaviorSubject`,
+    /// `ReplaySubject`) at the next value sent or the next subscribe to that subject, whichever
+    /// comes first; on any other signal at the next value. Disposing it releases them at once.
+    /// Called from actor-isolated code (a `@MainActor` view model, an actor), the callback runs
+    /// on that actor whatever thread sends (see `subscribe(isolation:next:error:completed:)`).
+    ///
+    ///     downloader.progress.observe(owner: self) { screen, progress in
+    ///         screen.show(progress)            // `screen` is `self`, never retained
+    ///     }
+    @discardableResult
+    public func observe<Owner: AnyObject>(
+        isolation: isolated (any Actor)? = #isolation,
+        owner: Owner,
+        _ callback: @escaping (Owner, Value) -> Void
+    ) -> any Disposable {
+        observe(owner: owner, on: isolation, valuesMayHop: true, callback)
+    }
+
+    /// Observes the next value only, then ends the observation (a one-shot observer). Called
+    /// from actor-isolated code, the callback runs on that actor.
+    ///
+    ///     session.loggedIn.observeOnce { user in print("welcome, \(user)") }
+    @discardableResult
+    public func observeOnce(
+        isolation: isolated (any Actor)? = #isolation, _ callback: @escaping (Value) -> Void
+    ) -> any Disposable {
+        observeOnce(on: isolation, valuesMayHop: true, callback)
     }
 
     /// Observes values on behalf of a weakly held `owner`, delivered on `scheduler`.
     ///
     /// Events keep their order on any scheduler; the owner is checked when each value is
     /// delivered, so none arrives after it is freed. A dead owner's observation is released
-    /// as `observe(owner:_:)` says.
+    /// as `observe(owner:_:)` says. Called from actor-isolated code, the callback still runs on
+    /// that actor (after passing through `scheduler`): to run it on the main actor, use
+    /// `MainActorScheduler.shared`; on another actor, `ActorScheduler(actor)`.
     ///
-    ///     model.changes.observe(owner: self, on: SerialQueueScheduler(label: "ui")) { screen, change in
+    ///     model.changes.observe(owner: self, on: MainActorScheduler.shared) { screen, change in
     ///         screen.apply(change)
     ///     }
     @discardableResult
     public func observe<Owner: AnyObject>(
+        isolation: isolated (any Actor)? = #isolation,
         owner: Owner,
         on scheduler: any Scheduler,
         _ callback: @escaping (Owner, Value) -> Void
     ) -> any Disposable {
-        let observation = deliver(on: scheduler).observe(owner: owner, callback)
+        let observation = deliver(on: scheduler).observe(owner: owner, on: isolation, valuesMayHop: true, callback)
         (self as? ObservationHost)?.ownedObservations.add(owner: owner, observation)
         return observation
-    }
-
-    /// Observes the next value only, then ends the observation (a one-shot observer).
-    ///
-    ///     session.loggedIn.observeOnce { user in print("welcome, \(user)") }
-    @discardableResult
-    public func observeOnce(_ callback: @escaping (Value) -> Void) -> any Disposable {
-        let subscription = SerialDisposable()
-        subscription.disposable = subscribeNext { value in
-            if subscription.isDisposed { return }
-            subscription.dispose()
-            callback(value)
-        }
-        return subscription
     }
 }

@@ -31,7 +31,7 @@
 /// (dispose it, or capture the subject weakly). A subject that is released without ending
 /// disposes the subscriptions it still has — no terminal event, but their cleanup runs —
 /// since nothing can reach them any more (as RxSwift and RAC drop theirs).
-public final class Subject<Value>: SignalProtocol, SubscriberProtocol, SerializingReceiver, @unchecked Sendable {
+public final class Subject<Value>: SignalProtocol, SubscriberProtocol, SerializingReceiver {
     @usableFromInline let storage = SubjectStorage<Value, NoHistory<Value>>(history: NoHistory())
 
     /// Creates a subject with no subscribers.
@@ -85,3 +85,6 @@ public final class Subject<Value>: SignalProtocol, SubscriberProtocol, Serializi
         storage.subscribe(next: next, error: error, completed: completed)
     }
 }
+
+/// Sendable only when its values are: a Subject of non-`Sendable` values stays in one isolation domain.
+extension Subject: @unchecked Sendable where Value: Sendable {}  // all state is in `SubjectStorage`, behind its lock and delivery turn

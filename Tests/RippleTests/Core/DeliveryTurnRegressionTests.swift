@@ -12,7 +12,7 @@ import RippleTestSupport
     @Test(arguments: ["behavior", "replay"])
     func subscribingWhileAnotherThreadFloodsTheSubjectReturnsPromptly(kind: String) {
         for round in 0..<10 {
-            let subject: any SignalProtocol<Int> & SubscriberProtocol<Int> =
+            let subject: any SignalProtocol<Int> & SubscriberProtocol<Int> & Sendable =
                 kind == "behavior" ? BehaviorSubject(0) : ReplaySubject<Int>(capacity: 16)
             let stop = Atomic<Bool>(false)
             let subscribed = Progress()

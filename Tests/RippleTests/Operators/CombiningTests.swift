@@ -9,7 +9,7 @@ import RippleTestSupport
         let b = Marbles.hot("---2---4-|", on: clock)
         #expect(marbles(a.merge(b), on: clock) == "-1-2-3-4-|")
         let c = TestScheduler()
-        let arrays = Signal.merge([Marbles.cold("-a|", on: c), Marbles.cold("--b|", on: c), Marbles.cold("c|", on: c)])
+        let arrays = Signal<String>.merge([Marbles.cold("-a|", on: c), Marbles.cold("--b|", on: c), Marbles.cold("c|", on: c)])
         #expect(marbles(arrays, on: c) == "cab|")
     }
 
@@ -28,7 +28,7 @@ import RippleTestSupport
         let b = Marbles.cold("-3|", on: clock)
         #expect(marbles(a.concat(b), on: clock) == "-1-2-3|")
         let c = TestScheduler()
-        #expect(marbles(Signal.concat([Marbles.cold("a|", on: c), Marbles.cold("b|", on: c), Marbles.cold("c|", on: c)]), on: c) == "abc|")
+        #expect(marbles(Signal<String>.concat([Marbles.cold("a|", on: c), Marbles.cold("b|", on: c), Marbles.cold("c|", on: c)]), on: c) == "abc|")
     }
 
     @Test func concatStopsAtAnError() {
@@ -144,7 +144,7 @@ import RippleTestSupport
         let signals = (0..<Self.million).map { Signal.just($0) }
         var count = 0
         var completed = false
-        Signal.concat(signals).subscribe(next: { _ in count += 1 }, completed: { completed = true })
+        Signal<Int>.concat(signals).subscribe(next: { _ in count += 1 }, completed: { completed = true })
         #expect(count == Self.million)
         #expect(completed)
     }

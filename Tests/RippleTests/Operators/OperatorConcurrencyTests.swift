@@ -7,7 +7,7 @@ import RippleTestSupport
         for round in 0..<20 {
             let subjects = (0..<4).map { _ in Subject<Int>() }
             let recorder = CompletenessRecorder()
-            Signal.merge(subjects).subscribe(next: { recorder.next($0) }, completed: { recorder.terminal() })
+            Signal<Int>.merge(subjects).subscribe(next: { recorder.next($0) }, completed: { recorder.terminal() })
             // Every send returns, each source's completion included.
             let returned = finishes(within: Workload.timeLimit(45), "round \(round): four sources sending, then completing") {
                 runConcurrently(threads: 4, timeout: 30) { thread in

@@ -109,7 +109,7 @@ import RippleTestSupport
     @Test func deliverOnBackgroundKeepsEachSendersOrderWithManySendersThenOneCompletion() {
         for round in 0..<20 {
             let recorder = CompletenessRecorder()
-            var sink: (any SubscriberProtocol<Int>)?
+            var sink: (any SubscriberProtocol<Int> & Sendable)?
             let d = Signal<Int> { subscriber in sink = subscriber; return nil }
                 .deliver(on: BackgroundScheduler())
                 .subscribe(next: { recorder.next($0) }, completed: { recorder.terminal() })

@@ -57,7 +57,7 @@ final class GrammarChecker: @unchecked Sendable {
         let duration: TimeInterval = 2
         let maximumPerSender = 5_000
         let senders = 4
-        let subjects: [(signal: any SignalProtocol<Int>, input: any SubscriberProtocol<Int>)] = [
+        let subjects: [(signal: any SignalProtocol<Int> & Sendable, input: any SubscriberProtocol<Int> & Sendable)] = [
             { let s = Subject<Int>(); return (s, s) }(),
             { let s = BehaviorSubject(0); return (s, s) }(),
             { let s = ReplaySubject<Int>(capacity: 16); return (s, s) }(),

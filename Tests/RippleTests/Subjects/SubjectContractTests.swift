@@ -8,7 +8,7 @@ enum SubjectKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case subject, behavior, replay
     var testDescription: String { rawValue }
 
-    func make() -> (signal: any SignalProtocol<Int>, subscriber: any SubscriberProtocol<Int>) {
+    func make() -> (signal: any SignalProtocol<Int> & Sendable, subscriber: any SubscriberProtocol<Int> & Sendable) {
         switch self {
         case .subject: let s = Subject<Int>(); return (s, s)
         case .behavior: let s = BehaviorSubject(0); return (s, s)

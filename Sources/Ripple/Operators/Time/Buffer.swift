@@ -33,7 +33,7 @@ extension SignalProtocol {
     ///     buffer: -----a-----b-|     (50 ms: a = [1,2], b = [3])
     ///
     /// Completion sends what is waiting, then completes; an error drops it.
-    public func buffer(timeSpan: Duration, on scheduler: any Scheduler) -> Signal<[Value]> {
+    public func buffer(timeSpan: Duration, on scheduler: any Scheduler) -> Signal<[Value]> where Value: Sendable {
         precondition(timeSpan > .zero, "buffer(timeSpan:on:) needs a positive time span, got \(timeSpan)")
         return Signal { downstream in
             let driver = TimeBufferDriver<Value>(downstream)

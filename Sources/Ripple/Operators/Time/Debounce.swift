@@ -11,7 +11,7 @@ extension SignalProtocol {
     /// - Parameters:
     ///   - interval: The quiet time a value must survive.
     ///   - scheduler: The clock that times the wait and delivers the value.
-    public func debounce(_ interval: Duration, on scheduler: any Scheduler) -> Signal<Value> {
+    public func debounce(_ interval: Duration, on scheduler: any Scheduler) -> Signal<Value> where Value: Sendable {
         Signal { downstream in
             let driver = DebounceDriver<Value>(interval: interval, scheduler: scheduler, downstream: downstream)
             let source = self.subscribe(

@@ -7,7 +7,7 @@ extension SignalProtocol {
     ///
     /// Events keep their order on any scheduler, even `BackgroundScheduler`. Disposing the
     /// subscription cancels every timer still pending and drops the events waiting for them.
-    public func delay(_ interval: Duration, on scheduler: any Scheduler) -> Signal<Value> {
+    public func delay(_ interval: Duration, on scheduler: any Scheduler) -> Signal<Value> where Value: Sendable {
         Signal { downstream in
             let driver = DelayDriver<Value>(downstream, interval: interval, scheduler: scheduler)
             let source = self.subscribe(

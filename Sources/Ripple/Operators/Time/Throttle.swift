@@ -7,7 +7,7 @@ extension SignalProtocol {
     ///
     /// Completion sends a value still waiting, then completes; an error drops it and is
     /// forwarded at once. Values are delivered on `scheduler` after the first of each burst.
-    public func throttle(_ interval: Duration, on scheduler: any Scheduler) -> Signal<Value> {
+    public func throttle(_ interval: Duration, on scheduler: any Scheduler) -> Signal<Value> where Value: Sendable {
         Signal { downstream in
             let driver = ThrottleDriver<Value>(interval: interval, scheduler: scheduler, downstream: downstream)
             let source = self.subscribe(

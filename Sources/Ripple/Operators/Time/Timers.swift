@@ -33,7 +33,7 @@ extension Signal where Value == Int {
 private struct IntervalTicker: Sendable {
     let period: Duration
     let scheduler: any Scheduler
-    let subscriber: any SubscriberProtocol<Int>
+    let subscriber: PassthroughSubscriber<Int>
     let pending: SerialDisposable
 
     func scheduleTick(_ tick: Int) {

@@ -1,0 +1,174 @@
+import CRippleThread
+import Synchronization
+
+/// Whether the code running now is isolated to `actor`: its executor is the current one.
+///
+/// The main actor counts as current on the main thread. Answers `false` when the runtime
+/// cannot tell (callers then take their safe path: a hop). May run a custom executor's
+/// `isIsolatingCurrentContext()`, which is user code: never call it under a lock.
+@usableFromInline
+func isCurrentlyIsolated(to actor: any Actor) -> Bool {
+    let words = unsafeBitCast(actor.unownedExecutor, to: (UnsafeRawPointer?, UInt).self)
+    return ripple_is_current_executor(words.0, words.1)
+}
+
+/// Delivers one closure subscription's events on the actor it was made on.
+///
+/// A subscription made in an actor-isolated context (`@MainActor` code, an `actor`'s method)
+/// gets its callbacks on that actor. The upstream calls `receive` one event at a time, from
+/// whatever thread sends (it serializes them). An event that arrives **on the actor** while
+/// nothing is queued is delivered at once, synchronously, so same-actor code behaves as
+/// without an actor. Any other event is queued, and the first queued event of a batch
+/// schedules one drain on the actor (one `Task`, one enqueue, for the whole batch); the drain
+/// delivers the queue in order until it is empty. So callbacks run on the actor, in send
+/// order, never two at once.
+///
+/// Invariants (under `state`'s lock):
+/// - `scheduled` is true from the moment a drain is scheduled until that drain finds the
+///   queue empty; while it is true every event is queued (never delivered past the queue).
+/// - `callbacks` is nil once a terminal event was delivered or the delivery was disposed;
+///   then nothing is queued and nothing more is delivered.
+/// The closures are released after unlocking (their captures' `deinit` is user code).
+///
+/// Disposing drops what is queued and releases the closures at once; a drain already
+/// scheduled on the actor then finds nothing to do (a scheduled job cannot be withdrawn).
+final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callbacks run only on `actor`; state behind `state`'s lock; values cross only when `Value: Sendable` (see the entry points)
+    struct State: @unchecked Sendable {  // events stay inside but for the batches handed to the drain on the actor
+        var callbacks: EventCallbacks<Value>?
+        var pending = FIFOQueue<Event<Value>>()
+        var scheduled = false
+    }
+
+    let actor: any Actor
+    private let state: Lock<State>
+    private let disposed = Atomic<Bool>(false)
+    /// Whether `Value` is `Sendable` (known only at the entry point); a non-`Sendable` value
+    /// that must hop stops debug builds with a message naming the subscription.
+    private let valuesMayHop: Bool
+
+    init(on actor: any Actor, callbacks: EventCallbacks<Value>, valuesMayHop: Bool) {
+        self.actor = actor
+        self.state = Lock(State(callbacks: callbacks))
+        self.valuesMayHop = valuesMayHop
+    }
+
+    var isDisposed: Bool { disposed.load(ordering: .acquiring) }
+
+    func dispose() {
+        guard !disposed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        var released: (EventCallbacks<Value>?, FIFOQueue<Event<Value>>)? = nil
+        state.withLock { state in
+            released = (state.callbacks, state.pending)
+            state.callbacks = nil
+            state.pending = FIFOQueue()
+        }
+        _ = released  // released after unlocking
+    }
+
+    /// Takes one event from the upstream (never two at once).
+    func receive(_ event: Event<Value>) {
+        let here = isCurrentlyIsolated(to: actor)  // may be user code: before locking
+        var now: EventCallbacks<Value>? = nil
+        var schedule = false
+        state.withLock { state in
+            guard let callbacks = state.callbacks else { return }
+            if here && !state.scheduled {
+                now = callbacks
+                if event.isTerminal { state.callbacks = nil }
+            } else {
+                state.pending.append(event)
+                if !state.scheduled {
+                    state.scheduled = true
+                    schedule = true
+                }
+            }
+        }
+        if let now {
+            deliver(event, to: now)
+        } else if schedule {
+            #if DEBUG
+            if !valuesMayHop && !here {
+                preconditionFailure("""
+                    Ripple: a subscription made on \(actor) received a value of the non-Sendable type \
+                    \(Value.self) from another thread; it cannot move to the actor safely. Send it on the \
+                    actor, or make \(Value.self) Sendable.
+                    """)
+            }
+            #endif
+            scheduleDrain()
+        }
+    }
+
+    private func scheduleDrain() {
+        if actor === MainActor.shared {
+            Task { @MainActor in self.drain() }
+        } else {
+            Task { [actor] in await self.drain(isolatedTo: actor) }
+        }
+    }
+
+    private func drain(isolatedTo actor: isolated any Actor) {
+        drain()
+    }
+
+    /// Runs on the actor: delivers the queue in order until it is empty.
+    private func drain() {
+        while true {
+            var batch = ContiguousArray<Event<Value>?>()
+            let callbacks: EventCallbacks<Value>? = state.withLock { state in
+                guard let callbacks = state.callbacks, !state.pending.isEmpty else {
+                    state.scheduled = false
+                    return nil
+                }
+                batch = state.pending.removeAll()
+                return callbacks
+            }
+            guard let callbacks else { return }
+            for case let event? in batch {
+                if isDisposed { break }
+                if event.isTerminal {
+                    var released: FIFOQueue<Event<Value>>? = nil
+                    state.withLock { state in
+                        state.callbacks = nil
+                        released = state.pending
+                        state.pending = FIFOQueue()
+                        state.scheduled = false
+                    }
+                    _ = released
+                    deliver(event, to: callbacks)
+                    return
+                }
+                deliver(event, to: callbacks)
+            }
+        }
+    }
+
+    private func deliver(_ event: Event<Value>, to callbacks: EventCallbacks<Value>) {
+        RippleDebug.checkNoLockHeld("a subscription callback on its actor")
+        switch event {
+        case .next(let value): callbacks.next?(value)
+        case .error(let error): callbacks.error?(error)
+        case .completed: callbacks.completed?()
+        }
+    }
+}
+
+extension SignalProtocol {
+    /// Subscribes the closures so they run on `actor` (see `ActorDelivery`).
+    @usableFromInline
+    func subscribe(
+        on actor: any Actor,
+        next: ((Value) -> Void)?, error: ((any Error) -> Void)?, completed: (() -> Void)?,
+        valuesMayHop: Bool
+    ) -> any Disposable {
+        let delivery = ActorDelivery(
+            on: actor, callbacks: EventCallbacks(next: next, error: error, completed: completed),
+            valuesMayHop: valuesMayHop)
+        // The closures below capture only the delivery (Sendable): the user's closures stay in it.
+        let upstream = makeSubscription(
+            next: { delivery.receive(.next($0)) },
+            error: { delivery.receive(.error($0)) },
+            completed: { delivery.receive(.completed) })
+        return CompoundDisposable([delivery, upstream])
+    }
+}

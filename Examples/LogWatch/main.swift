@@ -6,8 +6,11 @@ import Ripple
 //   ripple-logwatch [--match REGEX] [--keep N] [--max-age SECONDS] FILE
 //
 // Lines travel through a Subject (no delegate protocol), the most recent matching lines stay in
-// a ReplaySubject(capacity:maxAge:), the status lives in a BehaviorSubject, and every callback
-// runs on one SerialQueueScheduler, so the daemon needs no lock of its own.
+// a ReplaySubject(capacity:maxAge:), the status lives in a BehaviorSubject. Every subscription
+// below is made from top-level code, which Swift 6 isolates to the main actor, so every callback
+// runs on the main actor (Ripple hops there from the follower's and the signals' threads) and the
+// daemon needs no lock of its own. The main thread serves the main actor: `dispatchMain()` at the
+// end, never a blocking wait (a blocked main thread would never run those callbacks).
 // SIGHUP prints "# replay N" and the cached lines, oldest first; SIGTERM or SIGINT disposes
 // everything and exits 0 (repeating the signal meanwhile changes nothing).
 
@@ -54,7 +57,7 @@ let status = BehaviorSubject("starting")
 let recent: ReplaySubject<String> = maxAge.map { ReplaySubject(capacity: keep, maxAge: $0, scheduler: scheduler) }
     ?? ReplaySubject(capacity: keep)
 let everything = CompoundDisposable()
-let stopped = DispatchSemaphore(value: 0)
+let stopped = Subject<Void>()
 
 let matcher = pattern
 let matching = lines.filter { line in
@@ -80,7 +83,7 @@ Signal.unixSignals(SIGHUP).deliver(on: scheduler).subscribeNext { _ in
 Signal.unixSignals(SIGTERM, SIGINT).take(1).delay(.milliseconds(150), on: scheduler).subscribeNext { _ in
     status.sendNext("stopping")
     everything.dispose()
-    stopped.signal()
+    stopped.sendCompleted()
 }.disposed(by: everything)
 
 // Subscribed after the stop handler, so a SIGTERM arriving in between still reaches that
@@ -89,6 +92,6 @@ Signal.unixSignals(SIGTERM, SIGINT).take(1).delay(.milliseconds(150), on: schedu
 // (or a SIGHUP) during the shutdown below is absorbed instead of meeting the restored default.
 let holdingStopSignals = Signal.unixSignals(SIGTERM, SIGINT, SIGHUP).subscribe()
 
+stopped.subscribe(completed: { withExtendedLifetime(holdingStopSignals) {}; exit(0) })
 scheduler.schedule { status.sendNext("following \(path)") }
-stopped.wait()
-withExtendedLifetime(holdingStopSignals) { exit(0) }
+dispatchMain()  // serves the main actor until the stop handler exits

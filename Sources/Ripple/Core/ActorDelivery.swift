@@ -32,7 +32,7 @@ func isCurrentlyIsolated(to actor: any Actor) -> Bool {
 ///
 /// Disposing drops what is queued and releases the closures at once; a drain already
 /// scheduled on the actor then finds nothing to do (a scheduled job cannot be withdrawn).
-final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callbacks run only on `actor`; state behind `state`'s lock; values cross only when `Value: Sendable` (see the entry points)
+final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callbacks run only on `actor`; state behind `state`'s lock; events from another thread come only through Sendable signals
     struct State: @unchecked Sendable {  // events stay inside but for the batches handed to the drain on the actor
         var callbacks: EventCallbacks<Value>?
         var pending = FIFOQueue<Event<Value>>()
@@ -42,14 +42,9 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
     let actor: any Actor
     private let state: Lock<State>
     private let disposed = Atomic<Bool>(false)
-    /// Whether `Value` is `Sendable` (known only at the entry point); a non-`Sendable` value
-    /// that must hop stops debug builds with a message naming the subscription.
-    private let valuesMayHop: Bool
-
-    init(on actor: any Actor, callbacks: EventCallbacks<Value>, valuesMayHop: Bool) {
+    init(on actor: any Actor, callbacks: EventCallbacks<Value>) {
         self.actor = actor
         self.state = Lock(State(callbacks: callbacks))
-        self.valuesMayHop = valuesMayHop
     }
 
     var isDisposed: Bool { disposed.load(ordering: .acquiring) }
@@ -86,15 +81,6 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
         if let now {
             deliver(event, to: now)
         } else if schedule {
-            #if DEBUG
-            if !valuesMayHop && !here {
-                preconditionFailure("""
-                    Ripple: a subscription made on \(actor) received a value of the non-Sendable type \
-                    \(Value.self) from another thread; it cannot move to the actor safely. Send it on the \
-                    actor, or make \(Value.self) Sendable.
-                    """)
-            }
-            #endif
             scheduleDrain()
         }
     }
@@ -158,12 +144,9 @@ extension SignalProtocol {
     @usableFromInline
     func subscribe(
         on actor: any Actor,
-        next: ((Value) -> Void)?, error: ((any Error) -> Void)?, completed: (() -> Void)?,
-        valuesMayHop: Bool
+        next: ((Value) -> Void)?, error: ((any Error) -> Void)?, completed: (() -> Void)?
     ) -> any Disposable {
-        let delivery = ActorDelivery(
-            on: actor, callbacks: EventCallbacks(next: next, error: error, completed: completed),
-            valuesMayHop: valuesMayHop)
+        let delivery = ActorDelivery(on: actor, callbacks: EventCallbacks(next: next, error: error, completed: completed))
         // The closures below capture only the delivery (Sendable): the user's closures stay in it.
         let upstream = makeSubscription(
             next: { delivery.receive(.next($0)) },

@@ -46,9 +46,10 @@ extension SignalProtocol {
 // Every closure-taking subscribe has an `isolation` parameter defaulting to `#isolation`: the
 // actor the calling code is isolated to (`MainActor.shared` in `@MainActor` code, `self` in an
 // actor's method), or nil in nonisolated code. With an actor, the callbacks run on that actor
-// (`ActorDelivery`); without one, on the sending thread, as in RAC. Two overloads each: with
-// `Sendable` values an event may hop to the actor; with other values it never needs to (their
-// signals cannot leave the actor's isolation domain), and a debug build stops if one does.
+// (`ActorDelivery`); without one, on the sending thread, as in RAC. An event that hops to the
+// actor carries its value across threads: for `Sendable` values that is what the type allows; a
+// signal of non-`Sendable` values is itself not `Sendable`, so checked code cannot send on it from
+// another isolation domain in the first place.
 
 extension SignalProtocol {
     /// Subscribes with closures; every label is optional (RAC's `subscribeNext:error:completed:`).
@@ -66,43 +67,6 @@ extension SignalProtocol {
     ///
     ///     let d = signal.subscribe(next: { print($0) }, error: { print("failed: \($0)") }, completed: { print("done") })
     ///     d.dispose()   // stop early
-    @inlinable @discardableResult
-    public func subscribe(
-        isolation: isolated (any Actor)? = #isolation,
-        next: ((Value) -> Void)? = nil,
-        error: ((any Error) -> Void)? = nil,
-        completed: (() -> Void)? = nil
-    ) -> any Disposable {
-        guard let isolation else { return makeSubscription(next: next, error: error, completed: completed) }
-        return subscribe(on: isolation, next: next, error: error, completed: completed, valuesMayHop: false)
-    }
-
-    /// Subscribes to values only (RAC's `subscribeNext:`); runs on the caller's actor, if any
-    /// (see `subscribe(isolation:next:error:completed:)`).
-    ///
-    ///     subject.subscribeNext { print("got \($0)") }
-    @inlinable @discardableResult
-    public func subscribeNext(
-        isolation: isolated (any Actor)? = #isolation, _ next: @escaping (Value) -> Void
-    ) -> any Disposable {
-        guard let isolation else { return makeSubscription(next: next, error: nil, completed: nil) }
-        return subscribe(on: isolation, next: next, error: nil, completed: nil, valuesMayHop: false)
-    }
-}
-
-extension SignalProtocol where Value: Sendable {
-    /// Subscribes with closures; every label is optional (RAC's `subscribeNext:error:completed:`).
-    ///
-    /// Callbacks of one subscription never run at the same time; none runs after a terminal
-    /// event or after the returned disposable is disposed. The closures are released when the
-    /// subscription ends.
-    ///
-    /// **Isolation.** Called from actor-isolated code (`@MainActor` code, an `actor`'s method),
-    /// the callbacks run on that actor, in send order, whatever thread sends: an event sent on
-    /// the actor is delivered at once (synchronously, as in nonisolated code); one sent from
-    /// elsewhere is queued and delivered by one job on the actor per batch. Called from
-    /// nonisolated code, they run on the sending thread. `isolation` is filled in by the
-    /// compiler (`#isolation`); pass an actor to choose another.
     ///
     ///     @MainActor final class Screen {
     ///         var count = 0
@@ -118,7 +82,7 @@ extension SignalProtocol where Value: Sendable {
         completed: (() -> Void)? = nil
     ) -> any Disposable {
         guard let isolation else { return makeSubscription(next: next, error: error, completed: completed) }
-        return subscribe(on: isolation, next: next, error: error, completed: completed, valuesMayHop: true)
+        return subscribe(on: isolation, next: next, error: error, completed: completed)
     }
 
     /// Subscribes to values only (RAC's `subscribeNext:`); runs on the caller's actor, if any
@@ -130,6 +94,6 @@ extension SignalProtocol where Value: Sendable {
         isolation: isolated (any Actor)? = #isolation, _ next: @escaping (Value) -> Void
     ) -> any Disposable {
         guard let isolation else { return makeSubscription(next: next, error: nil, completed: nil) }
-        return subscribe(on: isolation, next: next, error: nil, completed: nil, valuesMayHop: true)
+        return subscribe(on: isolation, next: next, error: nil, completed: nil)
     }
 }

@@ -22,7 +22,7 @@ extension SignalProtocol {
         owner: Owner,
         _ callback: @escaping (Owner, Value) -> Void
     ) -> any Disposable {
-        observe(owner: owner, on: isolation, valuesMayHop: false, callback)
+        observe(owner: owner, on: isolation, callback)
     }
 
     /// Observes the next value only, then ends the observation (a one-shot observer). Called
@@ -33,11 +33,11 @@ extension SignalProtocol {
     public func observeOnce(
         isolation: isolated (any Actor)? = #isolation, _ callback: @escaping (Value) -> Void
     ) -> any Disposable {
-        observeOnce(on: isolation, valuesMayHop: false, callback)
+        observeOnce(on: isolation, callback)
     }
 
     func observe<Owner: AnyObject>(
-        owner: Owner, on actor: (any Actor)?, valuesMayHop: Bool, _ callback: @escaping (Owner, Value) -> Void
+        owner: Owner, on actor: (any Actor)?, _ callback: @escaping (Owner, Value) -> Void
     ) -> any Disposable {
         let subscription = SerialDisposable()
         let next: (Value) -> Void = { [weak owner] value in
@@ -47,64 +47,31 @@ extension SignalProtocol {
             }
             callback(owner, value)
         }
-        subscription.disposable = subscribe(on: actor, next: next, valuesMayHop: valuesMayHop)
+        subscription.disposable = subscribe(on: actor, next: next)
         (self as? ObservationHost)?.ownedObservations.add(owner: owner, subscription)
         return subscription
     }
 
     func observeOnce(
-        on actor: (any Actor)?, valuesMayHop: Bool, _ callback: @escaping (Value) -> Void
+        on actor: (any Actor)?, _ callback: @escaping (Value) -> Void
     ) -> any Disposable {
         let subscription = SerialDisposable()
         subscription.disposable = subscribe(on: actor, next: { value in
             if subscription.isDisposed { return }
             subscription.dispose()
             callback(value)
-        }, valuesMayHop: valuesMayHop)
+        })
         return subscription
     }
 
     /// Subscribes `next` on `actor` if given, else on the sending thread.
-    private func subscribe(on actor: (any Actor)?, next: @escaping (Value) -> Void, valuesMayHop: Bool) -> any Disposable {
+    private func subscribe(on actor: (any Actor)?, next: @escaping (Value) -> Void) -> any Disposable {
         guard let actor else { return makeSubscription(next: next, error: nil, completed: nil) }
-        return subscribe(on: actor, next: next, error: nil, completed: nil, valuesMayHop: valuesMayHop)
+        return subscribe(on: actor, next: next, error: nil, completed: nil)
     }
 }
 
 extension SignalProtocol where Value: Sendable {
-    /// Observes values on behalf of `owner`, held weakly and handed back with its own type
-    /// (delegate replacement without retain cycles).
-    ///
-    /// Nothing is delivered once `owner` is freed. The observation, its closure and whatever
-    /// that captured are then released: on a subject (`Subject`, `BehaviorSubject`,
-    /// `ReplaySubject`) at the next value sent or the next subscribe to that subject, whichever
-    /// comes first; on any other signal at the next value. Disposing it releases them at once.
-    /// Called from actor-isolated code (a `@MainActor` view model, an actor), the callback runs
-    /// on that actor whatever thread sends (see `subscribe(isolation:next:error:completed:)`).
-    ///
-    ///     downloader.progress.observe(owner: self) { screen, progress in
-    ///         screen.show(progress)            // `screen` is `self`, never retained
-    ///     }
-    @discardableResult
-    public func observe<Owner: AnyObject>(
-        isolation: isolated (any Actor)? = #isolation,
-        owner: Owner,
-        _ callback: @escaping (Owner, Value) -> Void
-    ) -> any Disposable {
-        observe(owner: owner, on: isolation, valuesMayHop: true, callback)
-    }
-
-    /// Observes the next value only, then ends the observation (a one-shot observer). Called
-    /// from actor-isolated code, the callback runs on that actor.
-    ///
-    ///     session.loggedIn.observeOnce { user in print("welcome, \(user)") }
-    @discardableResult
-    public func observeOnce(
-        isolation: isolated (any Actor)? = #isolation, _ callback: @escaping (Value) -> Void
-    ) -> any Disposable {
-        observeOnce(on: isolation, valuesMayHop: true, callback)
-    }
-
     /// Observes values on behalf of a weakly held `owner`, delivered on `scheduler`.
     ///
     /// Events keep their order on any scheduler; the owner is checked when each value is
@@ -123,7 +90,7 @@ extension SignalProtocol where Value: Sendable {
         on scheduler: any Scheduler,
         _ callback: @escaping (Owner, Value) -> Void
     ) -> any Disposable {
-        let observation = deliver(on: scheduler).observe(owner: owner, on: isolation, valuesMayHop: true, callback)
+        let observation = deliver(on: scheduler).observe(owner: owner, on: isolation, callback)
         (self as? ObservationHost)?.ownedObservations.add(owner: owner, observation)
         return observation
     }

@@ -1,0 +1,200 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Ripple
+
+/// Waits (suspending, so the actor under test stays free) until `condition` holds or 30 s pass.
+private func until(isolation: isolated (any Actor)? = #isolation, _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(30)
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return false
+}
+
+/// Subscriptions made on the main actor: delivered there, in send order, whoever sends.
+@MainActor @Suite struct MainActorDeliveryTests {
+    final class Tracked {}
+
+    @Test func aMainActorSubscriptionGetsValuesSentFromAnotherThreadOnTheMainActorInOrderThenTheTerminalOnce() async {
+        let subject = Subject<Int>()
+        var seen: [Int] = []
+        var offMain = 0
+        var completions = 0
+        let subscription = subject.subscribe(
+            next: { value in
+                if !isCurrentlyIsolated(to: MainActor.shared) { offMain += 1 }
+                seen.append(value)
+            },
+            completed: { completions += 1 })
+        Thread {
+            for i in 0..<2_000 { subject.sendNext(i) }
+            subject.sendCompleted()
+        }.start()
+        #expect(await until { completions == 1 })
+        #expect(seen == Array(0..<2_000))
+        #expect(offMain == 0)
+        try? await Task.sleep(for: .milliseconds(20))
+        #expect(completions == 1)
+        subscription.dispose()
+    }
+
+    @Test func aSendOnTheMainActorIsDeliveredSynchronously() {
+        let subject = BehaviorSubject(0)
+        var seen: [Int] = []
+        let subscription = subject.subscribeNext { seen.append($0) }
+        #expect(seen == [0])  // the replay, at once
+        subject.sendNext(1)
+        #expect(seen == [0, 1])  // no hop: same actor
+        subscription.dispose()
+    }
+
+    @Test func observeOwnerOnTheMainActorRunsThereAndStopsWithTheOwner() async {
+        final class Screen { var shown: [String] = [] }
+        let subject = Subject<String>()
+        var screen: Screen? = Screen()
+        weak let weakScreen = screen
+        subject.observe(owner: screen!) { screen, text in
+            MainActor.assertIsolated()
+            screen.shown.append(text)
+        }
+        Thread { subject.sendNext("a"); subject.sendNext("b") }.start()
+        #expect(await until { weakScreen?.shown == ["a", "b"] })
+        screen = nil
+        #expect(weakScreen == nil)
+    }
+
+    @Test func disposingDropsWhatIsQueuedForTheActorAndReleasesTheClosuresAtOnce() async {
+        let subject = Subject<Int>()
+        var tracked: Tracked? = Tracked()
+        weak let weakTracked = tracked
+        var seen = 0
+        let subscription = subject.subscribeNext { [tracked] _ in
+            withExtendedLifetime(tracked) { seen += 1 }
+        }
+        tracked = nil
+        // The main actor is busy with this test until it suspends: these values must queue.
+        let sent = DispatchSemaphore(value: 0)
+        Thread {
+            for i in 0..<100 { subject.sendNext(i) }
+            sent.signal()
+        }.start()
+        sent.wait()
+        subscription.dispose()
+        #expect(weakTracked == nil)  // released by dispose, not by the drain
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(seen == 0)
+    }
+
+    @Test func mainActorSchedulerRunsActionsOnTheMainActorInOrder() async {
+        let order = Mutex<[Int]>([])
+        let offMain = Atomic<Int>(0)
+        Thread {
+            for i in 0..<500 {
+                MainActorScheduler.shared.schedule {
+                    if !MainActorScheduler.shared.isCurrent { offMain.add(1, ordering: .relaxed) }
+                    order.withLock { $0.append(i) }
+                }
+            }
+        }.start()
+        #expect(await until { order.withLock { $0.count } == 500 })
+        #expect(order.withLock { $0 } == Array(0..<500))
+        #expect(offMain.load(ordering: .relaxed) == 0)
+    }
+}
+
+/// An actor that subscribes from its own methods: its state is mutated only on it.
+actor Tally {
+    var values: [Int] = []
+    var terminals = 0
+    var offActor = 0
+    private var subscription: (any Disposable)?
+
+    func bind(_ signal: Signal<Int>) {
+        subscription = signal.subscribe(
+            next: { value in
+                if !isCurrentlyIsolated(to: self) { self.offActor += 1 }
+                self.values.append(value)
+            },
+            error: { _ in self.terminals += 1 },
+            completed: { self.terminals += 1 })
+    }
+
+    func snapshot() -> (values: [Int], terminals: Int, offActor: Int) { (values, terminals, offActor) }
+}
+
+@Suite struct ActorIsolatedDeliveryTests {
+    @Test func anActorsSubscriptionFedFromManyThreadsGetsEveryValueOnceInEachSendersOrderThenOneTerminal() async {
+        let subject = Subject<Int>()
+        let tally = Tally()
+        await tally.bind(subject.asSignal())
+        let threads = 4, perThread = 1_000
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread {
+                DispatchQueue.concurrentPerform(iterations: threads) { thread in
+                    for i in 0..<perThread { subject.sendNext(thread * perThread + i) }
+                }
+                subject.sendCompleted()
+                subject.sendError(CancellationError())  // ignored: after the terminal
+                done.resume()
+            }.start()
+        }
+        #expect(await until { await tally.snapshot().terminals == 1 })
+        let (values, terminals, offActor) = await tally.snapshot()
+        #expect(terminals == 1)
+        #expect(offActor == 0)
+        #expect(values.sorted() == Array(0..<threads * perThread))
+        for thread in 0..<threads {
+            let mine = values.filter { $0 / perThread == thread }
+            #expect(mine == mine.sorted(), "sender \(thread)'s values out of order")
+        }
+    }
+
+    @Test func actorSchedulerRunsActionsOnTheActorInTheOrderScheduled() async {
+        let tally = Tally()
+        let scheduler = ActorScheduler(tally)
+        let order = Mutex<[Int]>([])
+        let offActor = Atomic<Int>(0)
+        for i in 0..<1_000 {
+            scheduler.schedule {
+                if !scheduler.isCurrent { offActor.add(1, ordering: .relaxed) }
+                order.withLock { $0.append(i) }
+            }
+        }
+        #expect(await until { order.withLock { $0.count } == 1_000 })
+        #expect(order.withLock { $0 } == Array(0..<1_000))
+        #expect(offActor.load(ordering: .relaxed) == 0)
+        #expect(!scheduler.isCurrent)
+    }
+
+    @Test func actorSchedulerCancelsADelayedActionAndReleasesItOnDispose() async {
+        final class Tracked: Sendable {}
+        let scheduler = ActorScheduler(Tally())
+        let ran = Atomic<Int>(0)
+        var tracked: Tracked? = Tracked()
+        weak let weakTracked = tracked
+        let pending = scheduler.schedule(after: .milliseconds(50)) { [tracked] in
+            withExtendedLifetime(tracked) {}; ran.add(1, ordering: .relaxed)
+        }
+        tracked = nil
+        pending.dispose()
+        #expect(weakTracked == nil)
+        try? await Task.sleep(for: .milliseconds(150))
+        #expect(ran.load(ordering: .relaxed) == 0)
+        let later = Atomic<Int>(0)
+        scheduler.schedule(after: .milliseconds(10)) { later.add(1, ordering: .relaxed) }
+        #expect(await until { later.load(ordering: .relaxed) == 1 })
+    }
+
+    @Test func deliverOnAnActorSchedulerKeepsOrder() async {
+        let tally = Tally()
+        let received = Mutex<[Int]>([])
+        let completed = Atomic<Int>(0)
+        let subscription = Signal.from(0..<500).deliver(on: ActorScheduler(tally))
+            .subscribe(next: { v in received.withLock { $0.append(v) } }, completed: { completed.add(1, ordering: .relaxed) })
+        #expect(await until { completed.load(ordering: .relaxed) == 1 })
+        #expect(received.withLock { $0 } == Array(0..<500))
+        subscription.dispose()
+    }
+}

@@ -9,9 +9,9 @@ import Synchronization
 ///     let d = ActionDisposable { print("cancelled") }
 ///     d.dispose()   // prints "cancelled"
 ///     d.dispose()   // nothing
-public final class ActionDisposable: Disposable, @unchecked Sendable {
+public final class ActionDisposable: Disposable, Sendable {
     /// Guarded by `state`; nil once disposed.
-    private struct State: @unchecked Sendable {
+    private struct State: @unchecked Sendable {  // the action (not `Sendable`: public API) leaves the lock once, so it runs at most once, on the first disposing thread
         var action: (() -> Void)?
         var isDisposed = false
     }

@@ -11,7 +11,7 @@ import Synchronization
 ///     bag.add(a); bag.add(b)
 ///     bag.dispose()        // disposes a, then b
 ///     bag.add(c)           // c is disposed at once
-public final class CompoundDisposable: Disposable, @unchecked Sendable {
+public final class CompoundDisposable: Disposable, Sendable {
     private struct State {
         var children: [any Disposable] = []
         var isDisposed = false

@@ -9,7 +9,7 @@
 ///     requests["avatar"] = load(avatarURL)
 ///     requests["avatar"] = load(newAvatarURL)   // the first load is disposed
 ///     requests.dispose()                        // every load is disposed
-public final class KeyedDisposable<Key: Hashable & Sendable>: Disposable, @unchecked Sendable {
+public final class KeyedDisposable<Key: Hashable & Sendable>: Disposable, Sendable {
     private struct State {
         var disposables: [Key: any Disposable] = [:]
         var isDisposed = false

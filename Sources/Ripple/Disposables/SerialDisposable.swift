@@ -10,7 +10,7 @@
 ///     current.disposable = request(1)   // starts request 1
 ///     current.disposable = request(2)   // disposes request 1
 ///     current.dispose()                 // disposes request 2
-public final class SerialDisposable: Disposable, @unchecked Sendable {
+public final class SerialDisposable: Disposable, Sendable {
     private struct State {
         var current: (any Disposable)?
         var isDisposed = false

@@ -8,23 +8,23 @@
 ///     let work = ScheduledAction { print("tick") }
 ///     work.dispose()      // the closure is released now
 ///     work.take()         // nil: nothing runs
-final class ScheduledAction: Disposable, @unchecked Sendable {
-    private let action: Lock<UncheckedSendable<(@Sendable () -> Void)?>>
+final class ScheduledAction: Disposable, Sendable {
+    private let action: Lock<(@Sendable () -> Void)?>
 
     init(_ action: @escaping @Sendable () -> Void) {
-        self.action = Lock(UncheckedSendable(action))
+        self.action = Lock(action)
     }
 
     /// True once the action was disposed or handed out to run.
     var isDisposed: Bool {
-        action.withLock { $0.value == nil }
+        action.withLock { $0 == nil }
     }
 
     /// Hands out the action to run, once; nil if it was disposed or already taken.
     func take() -> (@Sendable () -> Void)? {
         action.withLock { slot in
-            defer { slot.value = nil }
-            return slot.value
+            defer { slot = nil }
+            return slot
         }
     }
 

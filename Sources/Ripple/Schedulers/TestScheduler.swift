@@ -12,7 +12,7 @@
 ///     clock.schedule(after: .milliseconds(10)) { print("a") }
 ///     clock.advance(by: .milliseconds(15))   // a
 ///     clock.run()                            // b; clock.now == 20 ms
-public final class TestScheduler: Scheduler, @unchecked Sendable {
+public final class TestScheduler: Scheduler, Sendable {
     private struct State {
         var now: Duration = .zero
         var nextSequence: UInt64 = 0

@@ -70,7 +70,7 @@ extension Signal where Value == String {
 
 /// Ends a `run` subscription once both the output has ended and the child has exited, so
 /// every line arrives before the terminal event.
-final class ChildExit: @unchecked Sendable {
+final class ChildExit: Sendable {
     private struct State {
         var outputEnded = false
         var exit: (status: Int32, signaled: Bool)?

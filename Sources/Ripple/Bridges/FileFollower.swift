@@ -28,7 +28,7 @@ extension Signal where Value == String {
 }
 
 /// The state of one `follow(path:)` subscription. Every member is used only on `queue`.
-final class FileFollower: @unchecked Sendable {
+final class FileFollower: @unchecked Sendable {  // the `var`s are touched only on `queue`, a serial queue
     let queue = DispatchQueue(label: "ripple.follow")
     private let path: String
     private let subscriber: PassthroughSubscriber<String>

@@ -76,9 +76,8 @@ extension Signal where Value == Int32 {
 final class SignalDispositions: Sendable {
     static let shared = SignalDispositions()
 
-    // `sigaction` holds a C function pointer, which Swift does not mark Sendable; the values are
-    // plain data, read and written only under `state`.
-    private struct State: @unchecked Sendable {
+    // `sigaction` holds a C function pointer, which Swift does not mark Sendable.
+    private struct State: @unchecked Sendable {  // plain data (a C function pointer), read and written only under `state`
         /// Live sources per signal number.
         var counts: [Int32: Int] = [:]
         /// The disposition before the first live source, per signal number with a live source.

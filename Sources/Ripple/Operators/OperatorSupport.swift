@@ -42,8 +42,7 @@ extension Subscriber {
 /// enqueued from inside a downstream callback are delivered by the thread holding the turn.
 /// So no thread is kept delivering other threads' events, and the queue holds at most the
 /// events of the threads waiting on it.
-final class SerialForwarder<Value>: TurnOwner, @unchecked Sendable {
-    // @unchecked: `state` guards the queue; `downstream` is immutable and serializes by itself.
+final class SerialForwarder<Value>: TurnOwner, Sendable {
     /// Guarded by `state`.
     private struct State: @unchecked Sendable {  // events stay inside but for what `look` hands out
         var machine = TurnMachine<Event<Value>>()

@@ -30,8 +30,7 @@ import Synchronization
 /// `current` is non-nil exactly while `connecting` or `connected`; every waiter is woken when
 /// the phase it waited on ends — connect waiters when a connect ends, disconnect waiters when
 /// a disconnect ends — and woken waiters re-check the phase.
-final class SharedConnection<Connection: AnyObject>: TurnOwner, @unchecked Sendable {
-    // @unchecked: `state` guards all mutable state; `make` and `connect` are immutable; `actor` is atomic.
+final class SharedConnection<Connection: AnyObject & Sendable>: TurnOwner, Sendable {
     enum Phase: Equatable {
         case idle
         case connecting(by: UInt)
@@ -40,7 +39,7 @@ final class SharedConnection<Connection: AnyObject>: TurnOwner, @unchecked Senda
     }
 
     /// Guarded by `state`.
-    private struct State: @unchecked Sendable {  // the connection and disposable only leave to the thread acting on them
+    private struct State: Sendable {
         var phase = Phase.idle
         var count = 0
         var current: Connection?

@@ -40,9 +40,9 @@ extension SignalProtocol {
 }
 
 /// The state of one `combineLatest` subscription.
-final class CombineLatestDriver<Value>: IndexedSourcesDriver, @unchecked Sendable {
+final class CombineLatestDriver<Value>: IndexedSourcesDriver, Sendable {
     /// Guarded by `state`.
-    private struct State: @unchecked Sendable {
+    private struct State: @unchecked Sendable {  // values stay inside but for copies enqueued on the forwarder and the replaced one, released after unlocking
         var latest: [Value?]
         var haveValue = 0
         var completedCount = 0

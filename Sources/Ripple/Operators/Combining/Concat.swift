@@ -58,9 +58,9 @@ extension Signal {
 /// The state of one `concatMap` subscription: the inner signals waiting their turn and
 /// whether one is running. A drain loop subscribes them one by one; an inner signal that
 /// completes during its own subscribe call only flags the loop to continue.
-final class ConcatDriver<Value>: Disposable, @unchecked Sendable {
+final class ConcatDriver<Value>: Disposable, Sendable {
     /// Guarded by `state`.
-    private struct State: @unchecked Sendable {
+    private struct State: @unchecked Sendable {  // only Sendable fields, but `FIFOQueue` declares no conformance; guarded by `state`
         var queue = FIFOQueue<Signal<Value>>()
         /// An inner signal is subscribed and has not completed.
         var isBusy = false

@@ -50,7 +50,7 @@ extension SignalProtocol where Value: SignalProtocol {
 
 /// The state of one `flatMap` subscription: how many inner signals are live, whether
 /// upstream completed, and the disposables of all of them.
-final class MergeDriver<Value>: @unchecked Sendable {
+final class MergeDriver<Value>: Sendable {
     /// Guarded by `state`.
     private struct State {
         var activeInners = 0

@@ -31,7 +31,7 @@ extension SignalProtocol {
 
 /// The state of one `switchToLatest` subscription: which inner signal is current (by
 /// generation, so a replaced one's late events are dropped) and whether upstream completed.
-final class SwitchDriver<Value>: @unchecked Sendable {
+final class SwitchDriver<Value>: Sendable {
     /// Guarded by `state`.
     private struct State {
         var generation = 0

@@ -34,9 +34,9 @@ extension SignalProtocol {
 }
 
 /// The state of one `zip` subscription: a queue of waiting values per source.
-final class ZipDriver<Value>: IndexedSourcesDriver, @unchecked Sendable {
+final class ZipDriver<Value>: IndexedSourcesDriver, Sendable {
     /// Guarded by `state`.
-    private struct State: @unchecked Sendable {
+    private struct State: @unchecked Sendable {  // values stay inside but for the tuples moved into the forwarder under the lock
         var waiting: [FIFOQueue<Value>]
         var completed: [Bool]
         var finished = false

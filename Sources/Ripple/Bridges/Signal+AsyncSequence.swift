@@ -11,11 +11,10 @@ extension SignalProtocol where Value: Sendable {
     /// Values must be `Sendable`: they cross into the iterating task.
     public var values: AsyncThrowingStream<Value, any Error> {
         let (stream, continuation) = AsyncThrowingStream<Value, any Error>.makeStream()
-        let box = UncheckedSendable(continuation)
         let subscription = subscribe(
-            next: { box.value.yield($0) },
-            error: { box.value.finish(throwing: $0) },
-            completed: { box.value.finish() })
+            next: { continuation.yield($0) },
+            error: { continuation.finish(throwing: $0) },
+            completed: { continuation.finish() })
         continuation.onTermination = { _ in subscription.dispose() }
         return stream
     }

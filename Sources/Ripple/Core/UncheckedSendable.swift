@@ -4,7 +4,7 @@
 /// local `var`) and hands them to schedulers; the event grammar and the per-subscription
 /// serialization are what make that safe, not the type system. This box is the one place
 /// that says so.
-struct UncheckedSendable<Wrapped>: @unchecked Sendable {
+struct UncheckedSendable<Wrapped>: @unchecked Sendable {  // the escape hatch itself: the caller vouches, as above
     var value: Wrapped
     init(_ value: Wrapped) { self.value = value }
 }

@@ -9,7 +9,7 @@
 ///     user.get().subscribeNext { print($0) }     // nothing yet
 ///     user.set(Signal.just("ada"))               // ada
 ///     user.get().subscribeNext { print($0) }     // ada
-public final class Promise<T>: @unchecked Sendable {
+public final class Promise<T>: Sendable {
     private let latest = ReplaySubject<T>(capacity: 1)
     private let source = SerialDisposable()
 

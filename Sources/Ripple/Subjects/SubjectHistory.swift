@@ -52,7 +52,7 @@ enum Evicted<Value> {
 
 /// `Subject`: no history.
 @usableFromInline
-struct NoHistory<Value>: SubjectHistory, @unchecked Sendable {  // holds no value
+struct NoHistory<Value>: SubjectHistory, Sendable {
     @inlinable static var recordsNothing: Bool { true }
     @inlinable init() {}
     @inlinable func record(_ value: Value, at now: Duration) -> Evicted<Value> { .none }
@@ -62,7 +62,7 @@ struct NoHistory<Value>: SubjectHistory, @unchecked Sendable {  // holds no valu
 /// `BehaviorSubject`: the latest value (the default before any send). After an error,
 /// nothing is replayed: a late subscriber gets the error only.
 @usableFromInline
-struct LatestValue<Value>: SubjectHistory, @unchecked Sendable {  // only inside the subject's lock
+struct LatestValue<Value>: SubjectHistory, @unchecked Sendable {  // only inside the subject's lock; the value leaves it only as copies handed out
     @usableFromInline var value: Value
     /// Counts records, so a caller that compared a copy of `value` outside the lock can tell
     /// whether it is still current (`ValuePromise`'s `ignoreRepeated`).
@@ -85,7 +85,7 @@ struct LatestValue<Value>: SubjectHistory, @unchecked Sendable {  // only inside
 /// `ReplaySubject`: up to `capacity` values, each stamped with the scheduler's clock when
 /// a `maxAge` is set; entries older than `maxAge` are dropped before every record and replay.
 @usableFromInline
-struct ReplayHistory<Value>: SubjectHistory, @unchecked Sendable {  // only inside the subject's lock
+struct ReplayHistory<Value>: SubjectHistory, @unchecked Sendable {  // only inside the subject's lock; values leave it only as replays and evictions handed out
     @usableFromInline var ring: RingBuffer<(value: Value, time: Duration)>
     @usableFromInline let maxAge: Duration?
     @usableFromInline let ageClock: (any Scheduler)?

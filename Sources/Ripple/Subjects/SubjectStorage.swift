@@ -23,9 +23,7 @@ import Synchronization
 /// for a subject without history. Subscribe and dispose are O(1). The hot paths are
 /// inlinable so clients specialize them.
 @usableFromInline
-final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecked Sendable where History.Value == Value {
-    // @unchecked: `subscribers` belongs to the turn holder (ordered by the turn's acquire/release);
-    // the rest is guarded by `state`, atomic or immutable.
+final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecked Sendable where History.Value == Value {  // `subscribers` belongs to the turn holder (ordered by the turn's acquire/release); the rest is `let`s of Sendable types
     @usableFromInline typealias Entry = SubjectSubscription<Value, History>
 
     /// Work done while holding the delivery turn.

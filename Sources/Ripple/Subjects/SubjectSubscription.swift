@@ -9,7 +9,7 @@ import Synchronization
 /// released (`detach`) once the subscription has left the subject and no delivery can
 /// reach it. Disposing removes it at once (O(1)); a `Subscriber` receiver is disposed too.
 @usableFromInline
-final class SubjectSubscription<Value, History: SubjectHistory>: Disposable, @unchecked Sendable
+final class SubjectSubscription<Value, History: SubjectHistory>: Disposable, @unchecked Sendable  // `callbacks` and `slot` belong to the subject's turn holder (`detach`: once no delivery can reach it); the rest is atomic or immutable
 where History.Value == Value {
     /// The receiver, or nil for a closure subscription.
     @usableFromInline let subscriber: (any SubscriberProtocol<Value>)?
@@ -17,10 +17,11 @@ where History.Value == Value {
     /// calls them without a retain/release pair; `detach` runs only once no delivery can
     /// reach this subscription.
     @usableFromInline @exclusivity(unchecked) var callbacks: Unmanaged<EventCallbacks<Value>>?
-    /// The index in the subject's `SubscriberList`, or -1. Guarded by the subject's lock.
+    /// The index in the subject's `SubscriberList`, or -1. Read and written only by the thread
+    /// holding the subject's delivery turn (as the list is).
     @usableFromInline @exclusivity(unchecked) var slot = -1
     @usableFromInline let ended = Atomic<Bool>(false)
-    @usableFromInline weak var storage: SubjectStorage<Value, History>?
+    @usableFromInline weak let storage: SubjectStorage<Value, History>?
     /// The `RippleDebug.Scope` this subscription counts in, if any.
     @usableFromInline let debugScope: RippleDebug.Scope?
 

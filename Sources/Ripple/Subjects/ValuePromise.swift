@@ -8,7 +8,7 @@
 ///     name.set("testA")                        // ignored
 ///     name.set("testB")                        // testB
 ///     name.value                               // "testB"
-public final class ValuePromise<T: Equatable>: @unchecked Sendable {
+public final class ValuePromise<T: Equatable>: Sendable {
     private let subject: BehaviorSubject<T>
     private let ignoreRepeated: Bool
 

@@ -16,7 +16,7 @@ import Synchronization
 ///   so user code under a Ripple lock stops with a message naming the call.
 ///
 /// `State` is `Sendable`: proven by the compiler where its fields are, else (it holds values of
-/// a generic, possibly non-`Sendable` type) marked `@unchecked Sendable` with the reason on the
+/// a generic, possibly non-`Sendable` type) marked `@unchecked` with the reason on the
 /// same line — it never leaves the lock except as values the owner hands out deliberately.
 /// Never call user code inside `withLock`: decide under the lock, act after it. Inlinable, so
 /// clients specialize it.

@@ -9,7 +9,7 @@ import Synchronization
 /// released (`detach`) once the subscription has left the subject and no delivery can
 /// reach it. Disposing removes it at once (O(1)); a `Subscriber` receiver is disposed too.
 @usableFromInline
-final class SubjectSubscription<Value, History: SubjectHistory>: Disposable, @unchecked Sendable  // `callbacks` and `slot` belong to the subject's turn holder (`detach`: once no delivery can reach it); the rest is atomic or immutable
+final class SubjectSubscription<Value, History: SubjectHistory>: Disposable, @unchecked Sendable  // `callbacks` and `slot` belong to the subject's turn holder (`detach`: once no delivery can reach it); `storage` is set only in init; the rest is atomic or immutable
 where History.Value == Value {
     /// The receiver, or nil for a closure subscription.
     @usableFromInline let subscriber: (any SubscriberProtocol<Value>)?
@@ -21,7 +21,7 @@ where History.Value == Value {
     /// holding the subject's delivery turn (as the list is).
     @usableFromInline @exclusivity(unchecked) var slot = -1
     @usableFromInline let ended = Atomic<Bool>(false)
-    @usableFromInline weak let storage: SubjectStorage<Value, History>?
+    @usableFromInline weak var storage: SubjectStorage<Value, History>?
     /// The `RippleDebug.Scope` this subscription counts in, if any.
     @usableFromInline let debugScope: RippleDebug.Scope?
 

@@ -22,7 +22,7 @@ import Synchronization
 /// The uncontended path takes no lock: a thread takes the *delivery turn* with one
 /// compare-and-swap, calls the closure, and gives the turn back with another. Only a thread
 /// that finds the turn taken goes through the lock (`TurnMachine`).
-public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner, @unchecked Sendable {
+public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner, @unchecked Sendable {  // a Disposable, so always Sendable: state behind its lock and turn; closures run one at a time (the isolation hole is in the README)
     // @unchecked: `callbacks` is read and written only by the turn holder (ordered by the turn's
     // acquire/release); everything else is atomic, immutable or guarded by `state`.
 

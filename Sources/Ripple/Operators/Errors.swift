@@ -70,7 +70,7 @@ extension SignalProtocol {
 
 /// Resubscribes a failing source in a loop: an attempt that fails during its own subscribe
 /// call only flags the loop to go round again.
-final class RetryDriver<Source: SignalProtocol>: Disposable, Sendable {
+final class RetryDriver<Source: SignalProtocol>: Disposable, @unchecked Sendable {  // state behind its lock; resubscribes on the thread that delivers the error, reached elsewhere only through Sendable signals
     typealias Value = Source.Value
 
     /// Guarded by `state`.

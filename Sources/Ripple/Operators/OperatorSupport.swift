@@ -42,7 +42,8 @@ extension Subscriber {
 /// enqueued from inside a downstream callback are delivered by the thread holding the turn.
 /// So no thread is kept delivering other threads' events, and the queue holds at most the
 /// events of the threads waiting on it.
-final class SerialForwarder<Value>: TurnOwner, Sendable {
+final class SerialForwarder<Value>: TurnOwner, @unchecked Sendable {  // queue behind its lock, `downstream` called only by the turn holder; reached from other threads only through Sendable signals
+    // @unchecked: `state` guards the queue; `downstream` is immutable and serializes by itself.
     /// Guarded by `state`.
     private struct State: @unchecked Sendable {  // events stay inside but for what `look` hands out
         var machine = TurnMachine<Event<Value>>()

@@ -119,7 +119,7 @@ public struct DeliveryOverflowError: Error, Equatable, CustomStringConvertible {
 /// No user code runs under the lock: the scheduler's getters, its disposables and dropped
 /// events are all used or released after unlocking.
 @usableFromInline
-final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {
+final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  // state behind its lock and turn word; created only by deliver(on:), whose values are Sendable
     // @unchecked: `state` guards the mutable state; the rest is immutable or atomic.
     /// Guarded by `state`.
     @usableFromInline

@@ -30,7 +30,8 @@ import Synchronization
 /// `current` is non-nil exactly while `connecting` or `connected`; every waiter is woken when
 /// the phase it waited on ends — connect waiters when a connect ends, disconnect waiters when
 /// a disconnect ends — and woken waiters re-check the phase.
-final class SharedConnection<Connection: AnyObject & Sendable>: TurnOwner, Sendable {
+final class SharedConnection<Connection: AnyObject>: TurnOwner, @unchecked Sendable {  // phase machine behind its lock; the connection crosses threads only through signals that are Sendable when their values are
+    // @unchecked: `state` guards all mutable state; `make` and `connect` are immutable; `actor` is atomic.
     enum Phase: Equatable {
         case idle
         case connecting(by: UInt)
@@ -39,7 +40,7 @@ final class SharedConnection<Connection: AnyObject & Sendable>: TurnOwner, Senda
     }
 
     /// Guarded by `state`.
-    private struct State: Sendable {
+    private struct State: @unchecked Sendable {  // the connection and disposable only leave to the thread acting on them
         var phase = Phase.idle
         var count = 0
         var current: Connection?

@@ -9,7 +9,7 @@
 ///     user.get().subscribeNext { print($0) }     // nothing yet
 ///     user.set(Signal.just("ada"))               // ada
 ///     user.get().subscribeNext { print($0) }     // ada
-public final class Promise<T>: Sendable {
+public final class Promise<T> {
     private let latest = ReplaySubject<T>(capacity: 1)
     private let source = SerialDisposable()
 
@@ -43,3 +43,6 @@ public typealias MetaDisposable = SerialDisposable
 
 /// SwiftSignalKit's `DisposableSet`: a group disposed together.
 public typealias DisposableSet = CompoundDisposable
+
+/// Sendable when its values are (checked by the compiler: it holds only a subject of them).
+extension Promise: Sendable where T: Sendable {}

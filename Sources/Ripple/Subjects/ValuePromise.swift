@@ -8,7 +8,7 @@
 ///     name.set("testA")                        // ignored
 ///     name.set("testB")                        // testB
 ///     name.value                               // "testB"
-public final class ValuePromise<T: Equatable>: Sendable {
+public final class ValuePromise<T: Equatable> {
     private let subject: BehaviorSubject<T>
     private let ignoreRepeated: Bool
 
@@ -47,3 +47,6 @@ public final class ValuePromise<T: Equatable>: Sendable {
         subject.asSignal()
     }
 }
+
+/// Sendable when its values are (checked by the compiler: its fields are a subject of them and a lock).
+extension ValuePromise: Sendable where T: Sendable {}

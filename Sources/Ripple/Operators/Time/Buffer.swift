@@ -79,9 +79,9 @@ extension SignalProtocol {
 }
 
 /// One `buffer(timeSpan:on:)` subscription: the values of the current span.
-final class TimeBufferDriver<Value>: @unchecked Sendable {
+final class TimeBufferDriver<Value>: @unchecked Sendable {  // state behind its lock; only buffer(timeSpan:on:) makes one, and it requires Sendable values
     /// Guarded by `state`.
-    private struct State: @unchecked Sendable {
+    private struct State: @unchecked Sendable {  // holds Sendable values (see buffer's constraint) and the subscriber, only under the lock
         var waiting: [Value] = []
         var finished = false
     }

@@ -25,9 +25,9 @@ extension SignalProtocol {
 
 /// One `debounce` subscription: the value waiting and the generation of its timer, so a
 /// timer overtaken by a newer value sends nothing.
-final class DebounceDriver<Value>: @unchecked Sendable {
+final class DebounceDriver<Value>: @unchecked Sendable {  // state behind its lock; only debounce(_:on:) makes one, and it requires Sendable values
     /// Guarded by `state`.
-    private struct State: @unchecked Sendable {
+    private struct State: @unchecked Sendable {  // holds Sendable values (see debounce's constraint) and the subscriber, only under the lock
         var waiting: Value?
         var generation = 0
         var finished = false

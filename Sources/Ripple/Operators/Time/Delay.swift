@@ -23,7 +23,7 @@ extension SignalProtocol {
 /// oldest event, so timers that fire out of order on a concurrent scheduler cannot reorder
 /// events. Disposing cancels the timers not yet fired, so nothing of the subscription stays
 /// captured in the scheduler's queue.
-final class DelayDriver<Value>: Disposable, @unchecked Sendable {
+final class DelayDriver<Value>: Disposable, @unchecked Sendable {  // state behind its lock; only delay(_:on:) makes one, and it requires Sendable values
     // @unchecked: `state` guards the mutable state; the rest is immutable.
     /// Guarded by `state`.
     private struct State: @unchecked Sendable {  // events leave only as values handed out after unlocking

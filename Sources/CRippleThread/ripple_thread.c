@@ -42,18 +42,22 @@ __attribute__((weak)) const char *__lsan_default_suppressions(void) {
 
 /// The Swift runtime's non-trapping "is this executor the current one?" check, which
 /// `Task.immediate` uses too (Swift 6.3 has no public, non-trapping form). Called with the
-/// two words of an `UnownedSerialExecutor`; flags 0 = never crash. Found at load time, so a
-/// runtime without it makes every check answer "no", and callers take their safe path (a hop).
-typedef _Bool (*ripple_is_current_executor_fn)(const void *, uintptr_t, uint64_t) __attribute__((swiftcall));
-static ripple_is_current_executor_fn ripple_is_current_executor_hook = 0;
-
-__attribute__((constructor)) static void ripple_find_executor_check(void) {
-    ripple_is_current_executor_hook =
-        (ripple_is_current_executor_fn)dlsym(RTLD_DEFAULT, "swift_task_isCurrentExecutorWithFlags");
-}
+/// two words of an `UnownedSerialExecutor`; flags 0 = neither assert nor call a custom
+/// executor's trapping `checkIsolated`. Referenced directly (linked like any Swift program's
+/// runtime, static stdlib included) but weakly: a runtime before 6.2 lacks the flags variant,
+/// and then the older `swift_task_isCurrentExecutor` answers. Declared here, not in the
+/// header, so Swift code never sees a second declaration of a runtime function.
+extern _Bool swift_task_isCurrentExecutorWithFlags(const void *, uintptr_t, uint64_t)
+    __attribute__((swiftcall, weak));
+extern _Bool swift_task_isCurrentExecutor(const void *, uintptr_t)
+    __attribute__((swiftcall, weak));
 
 _Bool ripple_is_current_executor(const void *identity, uintptr_t implementation) {
-    return ripple_is_current_executor_hook
-        ? ripple_is_current_executor_hook(identity, implementation, 0)
-        : 0;
+    if (swift_task_isCurrentExecutorWithFlags) {
+        return swift_task_isCurrentExecutorWithFlags(identity, implementation, 0);
+    }
+    if (swift_task_isCurrentExecutor) {
+        return swift_task_isCurrentExecutor(identity, implementation);
+    }
+    return 0;
 }

@@ -32,6 +32,13 @@ func isCurrentlyIsolated(to actor: any Actor) -> Bool {
 ///
 /// Disposing drops what is queued and releases the closures at once; a drain already
 /// scheduled on the actor then finds nothing to do (a scheduled job cannot be withdrawn).
+/// Disposed on the actor, nothing more is delivered; disposed from another thread while a
+/// drain runs, the callback that drain is starting may still run, once (as with any
+/// subscription disposed from a thread other than the delivering one).
+///
+/// The queue has no bound: a producer on another thread that outpaces the actor grows it
+/// (`deliver(on: ActorScheduler(actor), bufferSize:whenFull:)` drops or fails instead, and
+/// `.wait` there never blocks, since an actor has no thread of its own).
 final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callbacks run only on `actor`; state behind `state`'s lock; events from another thread come only through Sendable signals
     struct State: @unchecked Sendable {  // events stay inside but for the batches handed to the drain on the actor
         var callbacks: EventCallbacks<Value>?

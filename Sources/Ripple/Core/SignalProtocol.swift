@@ -64,6 +64,11 @@ extension SignalProtocol {
     /// elsewhere is queued and delivered by one job on the actor per batch. Called from
     /// nonisolated code, they run on the sending thread. `isolation` is filled in by the
     /// compiler (`#isolation`); pass an actor to choose another.
+    /// A closure written in actor-isolated code is isolated to that actor in Swift's eyes, so
+    /// a subscription made *inside* one — a cold signal's producer or a hand-written operator
+    /// written in `@MainActor` code — delivers on that actor too; write operators in
+    /// nonisolated code (a nonisolated function or extension) to forward synchronously. The
+    /// queue of events waiting for the actor has no bound.
     ///
     ///     let d = signal.subscribe(next: { print($0) }, error: { print("failed: \($0)") }, completed: { print("done") })
     ///     d.dispose()   // stop early

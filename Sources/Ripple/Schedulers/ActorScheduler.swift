@@ -22,8 +22,10 @@ public final class ActorScheduler: Scheduler {
         jobs = ActorJobQueue(actor)
     }
 
-    /// True: the actor's executor runs jobs without being told to.
-    public var runsActionsOnItsOwnThreads: Bool { true }
+    /// False: an actor has no thread of its own. Its jobs run on Swift's shared pool (or the
+    /// main thread), which blocked senders can fill, so `deliver(on:)`'s `.wait` never blocks a
+    /// sender for it (its buffer grows past the bound instead, as for `MainActorScheduler`).
+    public var runsActionsOnItsOwnThreads: Bool { false }
 
     /// Whether the calling code runs on the actor (a runtime executor check).
     public var isCurrent: Bool { isCurrentlyIsolated(to: actor) }

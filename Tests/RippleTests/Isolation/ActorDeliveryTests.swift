@@ -2,10 +2,13 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Ripple
+import RippleTestSupport
 
-/// Waits (suspending, so the actor under test stays free) until `condition` holds or 30 s pass.
+/// Waits (suspending, so the actor under test stays free) until `condition` holds or 60 s pass
+/// (more under sanitizers). Generous: on 2 cores, with the other suites' threads blocking Swift's
+/// pool, libdispatch can take seconds to find a thread for the main queue.
 private func until(isolation: isolated (any Actor)? = #isolation, _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(30)
+    let deadline = ContinuousClock.now + .seconds(Workload.timeLimit(60))
     while ContinuousClock.now < deadline {
         if await condition() { return true }
         try? await Task.sleep(for: .milliseconds(1))
@@ -13,9 +16,36 @@ private func until(isolation: isolated (any Actor)? = #isolation, _ condition: (
     return false
 }
 
+/// Whether the calling code runs on the main queue: the main actor's executor, checked without
+/// the runtime query Ripple itself uses (under `swift test` the main queue is drained by a worker
+/// thread after `dispatchMain()`, so `Thread.isMainThread` cannot tell).
+private let mainQueueKey: DispatchSpecificKey<Int> = {
+    let key = DispatchSpecificKey<Int>()
+    DispatchQueue.main.setSpecific(key: key, value: 1)
+    return key
+}()
+private func onMainQueue() -> Bool { DispatchQueue.getSpecific(key: mainQueueKey) == 1 }
+
+/// A forwarding operator written in nonisolated code: its inner subscription has no actor.
+private func forwarding(_ source: Subject<Int>) -> Signal<Int> {
+    Signal { subscriber in source.subscribeNext { subscriber.sendNext($0) } }
+}
+
+/// Subscribes from nonisolated code, recording for each value whether it arrived on the main queue.
+private func record(_ signal: Signal<Int>, into log: Flags) -> any Disposable {
+    signal.subscribeNext { _ in log.list.withLock { $0.append(onMainQueue()) } }
+}
+
+private final class Flags: Sendable {
+    let list = Mutex<[Bool]>([])
+    var all: [Bool] { list.withLock { $0 } }
+}
+
 /// Subscriptions made on the main actor: delivered there, in send order, whoever sends.
 @MainActor @Suite struct MainActorDeliveryTests {
     final class Tracked {}
+
+    init() { _ = mainQueueKey }
 
     @Test func aMainActorSubscriptionGetsValuesSentFromAnotherThreadOnTheMainActorInOrderThenTheTerminalOnce() async {
         let subject = Subject<Int>()
@@ -24,7 +54,7 @@ private func until(isolation: isolated (any Actor)? = #isolation, _ condition: (
         var completions = 0
         let subscription = subject.subscribe(
             next: { value in
-                if !isCurrentlyIsolated(to: MainActor.shared) { offMain += 1 }
+                if !onMainQueue() { offMain += 1 }
                 seen.append(value)
             },
             completed: { completions += 1 })
@@ -38,6 +68,64 @@ private func until(isolation: isolated (any Actor)? = #isolation, _ condition: (
         try? await Task.sleep(for: .milliseconds(20))
         #expect(completions == 1)
         subscription.dispose()
+    }
+
+    @Test func aSendOnTheActorWhileADrainIsScheduledQueuesBehindIt() async {
+        let subject = Subject<Int>()
+        var seen: [Int] = []
+        let subscription = subject.subscribeNext { seen.append($0) }
+        let sent = DispatchSemaphore(value: 0)
+        Thread {
+            subject.sendNext(1)  // queued for the main actor, which this test holds
+            subject.sendNext(2)
+            sent.signal()
+        }.start()
+        sent.wait()
+        subject.sendNext(3)  // on the actor, but 1 and 2 wait: it must not overtake them
+        #expect(seen == [])
+        #expect(await until { seen.count == 3 })
+        #expect(seen == [1, 2, 3])
+        subscription.dispose()
+    }
+
+    @Test func aSendFromInsideADrainedCallbackArrivesAfterWhatWasAlreadyQueued() async {
+        let subject = Subject<Int>()
+        var seen: [Int] = []
+        let subscription = subject.subscribeNext { value in
+            seen.append(value)
+            if value == 1 { subject.sendNext(100) }  // re-entrant, on the actor, during the drain
+        }
+        let sent = DispatchSemaphore(value: 0)
+        Thread {
+            subject.sendNext(1)
+            subject.sendNext(2)
+            sent.signal()
+        }.start()
+        sent.wait()
+        #expect(await until { seen.count == 3 })
+        #expect(seen == [1, 2, 100])
+        subscription.dispose()
+    }
+
+    @Test func aProducerWrittenOnTheMainActorDeliversOnItAndOneWrittenNonisolatedForwardsAtOnce() async {
+        let source = Subject<Int>()
+        // This producer is a main-actor closure (written here): its inner subscription takes the
+        // main actor. `forwarding(_:)` builds the same operator in nonisolated code.
+        let hopping = Signal<Int> { subscriber in source.subscribeNext { subscriber.sendNext($0) } }
+        let hopped = Flags()
+        let forwarded = Flags()
+        let subscriptions = [record(hopping, into: hopped), record(forwarding(source), into: forwarded)]
+        let sent = DispatchSemaphore(value: 0)
+        Thread {
+            source.sendNext(1)
+            sent.signal()
+        }.start()
+        sent.wait()
+        #expect(forwarded.all == [false])  // synchronously, on the sender's thread
+        #expect(hopped.all == [])
+        #expect(await until { hopped.all.count == 1 })
+        #expect(hopped.all == [true])
+        subscriptions.forEach { $0.dispose() }
     }
 
     @Test func aSendOnTheMainActorIsDeliveredSynchronously() {
@@ -93,7 +181,7 @@ private func until(isolation: isolated (any Actor)? = #isolation, _ condition: (
         Thread {
             for i in 0..<500 {
                 MainActorScheduler.shared.schedule {
-                    if !MainActorScheduler.shared.isCurrent { offMain.add(1, ordering: .relaxed) }
+                    if !onMainQueue() { offMain.add(1, ordering: .relaxed) }
                     order.withLock { $0.append(i) }
                 }
             }
@@ -185,6 +273,23 @@ actor Tally {
         let later = Atomic<Int>(0)
         scheduler.schedule(after: .milliseconds(10)) { later.add(1, ordering: .relaxed) }
         #expect(await until { later.load(ordering: .relaxed) == 1 })
+    }
+
+    @Test func deliverOnAnActorSchedulerWithATinyBufferNeverBlocksSendersOnSwiftsPool() async {
+        // An actor has no thread of its own: senders blocked on Swift's pool (2 threads here)
+        // waiting for room would leave none to run the drain. `.wait` must not block for it.
+        let tally = Tally()
+        let subject = Subject<Int>()
+        let received = Atomic<Int>(0)
+        let subscription = subject.deliver(on: ActorScheduler(tally), bufferSize: 1)
+            .subscribeNext { _ in received.add(1, ordering: .relaxed) }
+        await withTaskGroup(of: Void.self) { group in
+            for sender in 0..<3 {
+                group.addTask { for i in 0..<200 { subject.sendNext(sender * 1_000 + i) } }
+            }
+        }
+        #expect(await until { received.load(ordering: .relaxed) == 600 })
+        subscription.dispose()
     }
 
     @Test func deliverOnAnActorSchedulerKeepsOrder() async {

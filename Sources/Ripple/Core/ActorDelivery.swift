@@ -150,7 +150,7 @@ extension SignalProtocol {
     /// Subscribes the closures so they run on `actor` (see `ActorDelivery`).
     @usableFromInline
     func subscribe(
-        on actor: any Actor,
+        deliveringOn actor: any Actor,
         next: ((Value) -> Void)?, error: ((any Error) -> Void)?, completed: (() -> Void)?
     ) -> any Disposable {
         let delivery = ActorDelivery(on: actor, callbacks: EventCallbacks(next: next, error: error, completed: completed))

@@ -87,7 +87,7 @@ extension SignalProtocol {
         completed: (() -> Void)? = nil
     ) -> any Disposable {
         guard let isolation else { return makeSubscription(next: next, error: error, completed: completed) }
-        return subscribe(on: isolation, next: next, error: error, completed: completed)
+        return subscribe(deliveringOn: isolation, next: next, error: error, completed: completed)
     }
 
     /// Subscribes to values only (RAC's `subscribeNext:`); runs on the caller's actor, if any
@@ -99,6 +99,6 @@ extension SignalProtocol {
         isolation: isolated (any Actor)? = #isolation, _ next: @escaping (Value) -> Void
     ) -> any Disposable {
         guard let isolation else { return makeSubscription(next: next, error: nil, completed: nil) }
-        return subscribe(on: isolation, next: next, error: nil, completed: nil)
+        return subscribe(deliveringOn: isolation, next: next, error: nil, completed: nil)
     }
 }

@@ -67,7 +67,7 @@ extension SignalProtocol {
     /// Subscribes `next` on `actor` if given, else on the sending thread.
     private func subscribe(on actor: (any Actor)?, next: @escaping (Value) -> Void) -> any Disposable {
         guard let actor else { return makeSubscription(next: next, error: nil, completed: nil) }
-        return subscribe(on: actor, next: next, error: nil, completed: nil)
+        return subscribe(deliveringOn: actor, next: next, error: nil, completed: nil)
     }
 }
 

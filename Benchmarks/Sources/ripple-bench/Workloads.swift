@@ -250,6 +250,45 @@ struct Workloads {
         ])
     }
 
+    // MARK: 6b. actor-hop
+
+    /// Operation = one value sent from a plain thread to a subscription made inside an actor,
+    /// delivered on that actor (one job per batch); timed until the last one arrives. The
+    /// floor is one `DispatchQueue.async` per value onto a serial queue.
+    func actorHop() -> Workload {
+        let count = size(1_000_000)
+        let floorQueue = DispatchQueue(label: "bench.actor-hop.floor")
+        return Workload(name: "actor-hop", systems: [
+            (System.ripple, {
+                let done = DispatchSemaphore(value: 0)
+                let subject = Ripple.Subject<Int>()
+                let sink = HopSink()
+                let bound = DispatchSemaphore(value: 0)
+                Task {
+                    await sink.bind(subject, last: count - 1) { done.signal() }
+                    bound.signal()
+                }
+                bound.wait()
+                for value in 0..<count { subject.sendNext(value) }
+                done.wait()
+                subject.sendCompleted()
+                return count
+            }),
+            (System.floor, {
+                let done = DispatchSemaphore(value: 0)
+                let accumulator = Accumulator()
+                for value in 0..<count {
+                    floorQueue.async {
+                        accumulator.total &+= 1
+                        if value == count - 1 { done.signal() }
+                    }
+                }
+                done.wait()
+                return count
+            }),
+        ])
+    }
+
     // MARK: 7. contended-send
 
     /// Two threads each send `size(500_000)` values to one subject with 10 subscribers;
@@ -329,4 +368,17 @@ struct Workloads {
 final class UncheckedBox<T>: @unchecked Sendable {
     let value: T
     init(_ value: T) { self.value = value }
+}
+
+/// The actor of `actor-hop`: its subscription is made in its own method, so it runs on it.
+actor HopSink {
+    var total = 0
+    private var subscription: (any Disposable)?
+
+    func bind(_ subject: Ripple.Subject<Int>, last: Int, _ finished: @escaping @Sendable () -> Void) {
+        subscription = subject.subscribeNext { value in
+            self.total &+= value
+            if value == last { finished() }
+        }
+    }
 }

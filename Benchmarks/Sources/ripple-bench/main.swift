@@ -35,6 +35,7 @@ let plan: [(String, () -> [Row])] = [
     ("subscribe-dispose-1000", { harness.measure(workloads.subscribeDispose(live: 1_000)) }),
     ("subscribe-dispose-10000", { harness.measure(workloads.subscribeDispose(live: 10_000)) }),
     ("deliver-serial", { harness.measure(workloads.deliverSerial()) }),
+    ("actor-hop", { harness.measure(workloads.actorHop()) }),
     ("contended-send", { harness.measure(workloads.contendedSend()) }),
     ("idle-subscriptions", { workloads.idleSubscriptions(harness: harness) }),
 ]

@@ -39,24 +39,36 @@ func isCurrentlyIsolated(to actor: any Actor) -> Bool {
 /// The queue has no bound: a producer on another thread that outpaces the actor grows it
 /// (`deliver(on: ActorScheduler(actor), bufferSize:whenFull:)` drops or fails instead, and
 /// `.wait` there never blocks, since an actor has no thread of its own).
+@usableFromInline
 final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callbacks run only on `actor`; state behind `state`'s lock; events from another thread come only through Sendable signals
+    @usableFromInline
     struct State: @unchecked Sendable {  // events stay inside but for the batches handed to the drain on the actor
-        var callbacks: EventCallbacks<Value>?
-        var pending = FIFOQueue<Event<Value>>()
-        var scheduled = false
+        @usableFromInline var callbacks: EventCallbacks<Value>?
+        @usableFromInline var pending = FIFOQueue<Event<Value>>()
+        @usableFromInline var scheduled = false
+        /// An earlier batch's emptied buffer (at most 1,024 events' room), reused by the next.
+        @usableFromInline var spare = ContiguousArray<Event<Value>?>()
+
+        @usableFromInline init(callbacks: EventCallbacks<Value>?) { self.callbacks = callbacks }
     }
 
-    let actor: any Actor
-    private let state: Lock<State>
-    private let disposed = Atomic<Bool>(false)
+    @usableFromInline let actor: any Actor
+    @usableFromInline let state: Lock<State>
+    @usableFromInline let disposed = Atomic<Bool>(false)
+    /// `state.scheduled`, readable without the lock: while it is true every event queues, so a
+    /// sender skips the executor check. Written under the lock; a stale `true` only costs a hop.
+    @usableFromInline let scheduledHint = Atomic<Bool>(false)
+    /// How many jobs were scheduled on the actor (one per batch): tests pin the hop's cost.
+    @usableFromInline let jobsScheduled = Atomic<Int>(0)
+    @inlinable
     init(on actor: any Actor, callbacks: EventCallbacks<Value>) {
         self.actor = actor
         self.state = Lock(State(callbacks: callbacks))
     }
 
-    var isDisposed: Bool { disposed.load(ordering: .acquiring) }
+    @inlinable var isDisposed: Bool { disposed.load(ordering: .acquiring) }
 
-    func dispose() {
+    @inlinable func dispose() {
         guard !disposed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         var released: (EventCallbacks<Value>?, FIFOQueue<Event<Value>>)? = nil
         state.withLock { state in
@@ -68,8 +80,10 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
     }
 
     /// Takes one event from the upstream (never two at once).
-    func receive(_ event: Event<Value>) {
-        let here = isCurrentlyIsolated(to: actor)  // may be user code: before locking
+    @inlinable func receive(_ event: Event<Value>) {
+        // May be user code (a custom executor's check): before locking. Not needed while a
+        // drain is scheduled, since the event then queues wherever it comes from.
+        let here = !scheduledHint.load(ordering: .relaxed) && isCurrentlyIsolated(to: actor)
         var now: EventCallbacks<Value>? = nil
         var schedule = false
         state.withLock { state in
@@ -81,6 +95,7 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
                 state.pending.append(event)
                 if !state.scheduled {
                     state.scheduled = true
+                    scheduledHint.store(true, ordering: .relaxed)
                     schedule = true
                 }
             }
@@ -92,7 +107,8 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
         }
     }
 
-    private func scheduleDrain() {
+    @inlinable func scheduleDrain() {
+        jobsScheduled.add(1, ordering: .relaxed)
         if actor === MainActor.shared {
             Task { @MainActor in self.drain() }
         } else {
@@ -100,23 +116,29 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
         }
     }
 
-    private func drain(isolatedTo actor: isolated any Actor) {
+    @inlinable func drain(isolatedTo actor: isolated any Actor) {
         drain()
     }
 
     /// Runs on the actor: delivers the queue in order until it is empty.
-    private func drain() {
+    @inlinable func drain() {
+        var batch = ContiguousArray<Event<Value>?>()
         while true {
-            var batch = ContiguousArray<Event<Value>?>()
             let callbacks: EventCallbacks<Value>? = state.withLock { state in
+                // Keep a buffer of up to 1,024 events: a burst's larger one is freed, not kept.
+                if batch.capacity <= 1024 && state.spare.capacity < batch.capacity { swap(&state.spare, &batch) }
                 guard let callbacks = state.callbacks, !state.pending.isEmpty else {
                     state.scheduled = false
+                    scheduledHint.store(false, ordering: .relaxed)
                     return nil
                 }
                 batch = state.pending.removeAll()
+                state.pending.storage = state.spare  // empty, with the capacity of an earlier batch
+                state.spare = []
                 return callbacks
             }
             guard let callbacks else { return }
+            defer { batch.removeAll(keepingCapacity: true) }  // releases the events outside the lock
             for case let event? in batch {
                 if isDisposed { break }
                 if event.isTerminal {
@@ -126,6 +148,7 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
                         released = state.pending
                         state.pending = FIFOQueue()
                         state.scheduled = false
+                        scheduledHint.store(false, ordering: .relaxed)
                     }
                     _ = released
                     deliver(event, to: callbacks)
@@ -136,7 +159,7 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
         }
     }
 
-    private func deliver(_ event: Event<Value>, to callbacks: EventCallbacks<Value>) {
+    @inlinable func deliver(_ event: Event<Value>, to callbacks: EventCallbacks<Value>) {
         RippleDebug.checkNoLockHeld("a subscription callback on its actor")
         switch event {
         case .next(let value): callbacks.next?(value)
@@ -148,7 +171,7 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
 
 extension SignalProtocol {
     /// Subscribes the closures so they run on `actor` (see `ActorDelivery`).
-    @usableFromInline
+    @inlinable
     func subscribe(
         deliveringOn actor: any Actor,
         next: ((Value) -> Void)?, error: ((any Error) -> Void)?, completed: (() -> Void)?

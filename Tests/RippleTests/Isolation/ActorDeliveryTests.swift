@@ -128,6 +128,22 @@ private final class Flags: Sendable {
         subscriptions.forEach { $0.dispose() }
     }
 
+    @Test func aBatchSentWhileTheActorIsBusyCostsOneJobOnIt() async {
+        var seen: [Int] = []
+        let delivery = ActorDelivery<Int>(
+            on: MainActor.shared, callbacks: EventCallbacks(next: { seen.append($0) }, error: nil, completed: nil))
+        let sent = DispatchSemaphore(value: 0)
+        Thread {
+            for i in 0..<1_000 { delivery.receive(.next(i)) }  // the main actor is held by this test
+            sent.signal()
+        }.start()
+        sent.wait()
+        #expect(await until { seen.count == 1_000 })
+        #expect(seen == Array(0..<1_000))
+        #expect(delivery.jobsScheduled.load(ordering: .relaxed) == 1)  // not one Task per value
+        delivery.dispose()
+    }
+
     @Test func aSendOnTheMainActorIsDeliveredSynchronously() {
         let subject = BehaviorSubject(0)
         var seen: [Int] = []

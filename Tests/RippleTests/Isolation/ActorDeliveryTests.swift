@@ -144,6 +144,69 @@ private final class Flags: Sendable {
         delivery.dispose()
     }
 
+    // The racy programs of issue 16 that Swift cannot reject statically, made safe by the hop:
+
+    @Test func racyProgramLocalVarMutatedAfterDeliverOnBackgroundWhileTheMainActorMutatesItToo() async {
+        let subject = Subject<Int>()
+        var count = 0
+        var done = false
+        let subscription = subject.deliver(on: BackgroundScheduler())
+            .subscribe(next: { _ in count += 1 }, completed: { done = true })  // hops back to the main actor
+        Thread {
+            for i in 0..<1_000 { subject.sendNext(i) }
+            subject.sendCompleted()
+        }.start()
+        for _ in 0..<1_000 {
+            count += 1  // the caller mutates it too, between suspensions
+            await Task.yield()
+        }
+        #expect(await until { done })
+        #expect(count == 2_000)  // no update lost: every mutation ran on the main actor
+        subscription.dispose()
+    }
+
+    @Test func racyProgramMainActorFunctionSubscribingToIntervalOnASerialQueue() async {
+        var ticks: [Int] = []
+        var offMain = 0
+        let subscription = Signal<Int>.interval(.milliseconds(1), on: SerialQueueScheduler(label: "ticks"))
+            .take(20)
+            .subscribeNext { tick in
+                if !onMainQueue() { offMain += 1 }
+                ticks.append(tick)
+            }
+        #expect(await until { ticks.count == 20 })
+        #expect(ticks == Array(0..<20))
+        #expect(offMain == 0)
+        subscription.dispose()
+    }
+
+    @Test func racyProgramTaskDetachedSendingToASubjectAMainActorSubscriberObserves() async {
+        let subject = ReplaySubject<String>(capacity: 10)
+        var seen: [String] = []
+        var offMain = 0
+        let subscription = subject.subscribeNext { value in
+            if !onMainQueue() { offMain += 1 }
+            seen.append(value)
+        }
+        await Task.detached {
+            for word in ["a", "b", "c"] { subject.sendNext(word) }
+        }.value
+        #expect(await until { seen.count == 3 })
+        #expect(seen == ["a", "b", "c"])
+        #expect(offMain == 0)
+        subscription.dispose()
+    }
+
+    @Test func aTimeOperatorOnTheMainActorSchedulerDeliversThere() async {
+        let subject = Subject<Int>()
+        let arrivedOnMain = Flags()
+        let subscription = record(subject.asSignal().delay(.milliseconds(5), on: MainActorScheduler.shared), into: arrivedOnMain)
+        Thread { subject.sendNext(1); subject.sendNext(2) }.start()
+        #expect(await until { arrivedOnMain.all.count == 2 })
+        #expect(arrivedOnMain.all == [true, true])
+        subscription.dispose()
+    }
+
     @Test func aSendOnTheMainActorIsDeliveredSynchronously() {
         let subject = BehaviorSubject(0)
         var seen: [Int] = []

@@ -1,10 +1,11 @@
 // Every call shape in API.md (Events, Cold signals, Disposables, Hot subjects, Schedulers,
-// Operators and their call shapes), used in a @MainActor function. Runs to exit 0.
-// Generated from the same body as S7-api-shapes-nonisolated.swift: keep the two in step.
+// Operators and their call shapes), used in a nonisolated function, and again (the marker below)
+// in a @MainActor function. Runs to exit 0.
+// also-main-actor
 import Dispatch
 import Ripple
 
-@MainActor func shapes() throws {
+nonisolated func shapes() throws {
     struct Failure: Error {}
     let e = Failure()
 

@@ -46,13 +46,19 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
         @usableFromInline var callbacks: EventCallbacks<Value>?
         @usableFromInline var pending = FIFOQueue<Event<Value>>()
         @usableFromInline var scheduled = false
+        /// The upstream let go of its closures (it ended, or was freed without a terminal
+        /// event): once the queue is delivered, the user's closures are released.
+        @usableFromInline var upstreamGone = false
         /// An earlier batch's emptied buffer (at most 1,024 events' room), reused by the next.
         @usableFromInline var spare = ContiguousArray<Event<Value>?>()
 
         @usableFromInline init(callbacks: EventCallbacks<Value>?) { self.callbacks = callbacks }
     }
 
-    @usableFromInline let actor: any Actor
+    /// Weak: the actor usually holds the subscription (and its callbacks capture the actor);
+    /// a strong reference here would keep both alive after the subscription ends. Set only in
+    /// `init`. Once the actor is gone there is nothing to deliver to: the delivery disposes itself.
+    @usableFromInline weak var actor: (any Actor)?
     @usableFromInline let state: Lock<State>
     @usableFromInline let disposed = Atomic<Bool>(false)
     /// `state.scheduled`, readable without the lock: while it is true every event queues, so a
@@ -79,11 +85,24 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
         _ = released  // released after unlocking
     }
 
+    /// The upstream let go of its closures: release the user's once the queue is delivered.
+    @inlinable func upstreamEnded() {
+        var finished: EventCallbacks<Value>? = nil
+        state.withLock { state in
+            state.upstreamGone = true
+            if !state.scheduled {
+                finished = state.callbacks
+                state.callbacks = nil
+            }
+        }
+        _ = finished  // released after unlocking
+    }
+
     /// Takes one event from the upstream (never two at once).
     @inlinable func receive(_ event: Event<Value>) {
         // May be user code (a custom executor's check): before locking. Not needed while a
         // drain is scheduled, since the event then queues wherever it comes from.
-        let here = !scheduledHint.load(ordering: .relaxed) && isCurrentlyIsolated(to: actor)
+        let here = !scheduledHint.load(ordering: .relaxed) && actor.map(isCurrentlyIsolated) == true
         var now: EventCallbacks<Value>? = nil
         var schedule = false
         state.withLock { state in
@@ -108,6 +127,7 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
     }
 
     @inlinable func scheduleDrain() {
+        guard let actor else { return dispose() }
         jobsScheduled.add(1, ordering: .relaxed)
         if actor === MainActor.shared {
             Task { @MainActor in self.drain() }
@@ -124,12 +144,18 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
     @inlinable func drain() {
         var batch = ContiguousArray<Event<Value>?>()
         while true {
+            var finished: EventCallbacks<Value>? = nil
+            defer { _ = finished }  // the closures of an ended upstream, released after unlocking
             let callbacks: EventCallbacks<Value>? = state.withLock { state in
                 // Keep a buffer of up to 1,024 events: a burst's larger one is freed, not kept.
                 if batch.capacity <= 1024 && state.spare.capacity < batch.capacity { swap(&state.spare, &batch) }
                 guard let callbacks = state.callbacks, !state.pending.isEmpty else {
                     state.scheduled = false
                     scheduledHint.store(false, ordering: .relaxed)
+                    if state.upstreamGone {
+                        finished = state.callbacks
+                        state.callbacks = nil
+                    }
                     return nil
                 }
                 batch = state.pending.removeAll()
@@ -169,6 +195,17 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
     }
 }
 
+/// Held only by the closures an `ActorDelivery` gives its upstream. When the upstream releases
+/// them — after its terminal event, or when it is freed without one (a subject nobody holds) —
+/// the delivery releases the user's closures once its queue is delivered. Without it, a user
+/// closure that holds the subscription (`observe(owner:)`'s does) would keep itself alive.
+@usableFromInline
+final class ActorDeliveryFeed<Value>: Sendable {
+    @usableFromInline let delivery: ActorDelivery<Value>
+    @inlinable init(_ delivery: ActorDelivery<Value>) { self.delivery = delivery }
+    deinit { delivery.upstreamEnded() }
+}
+
 extension SignalProtocol {
     /// Subscribes the closures so they run on `actor` (see `ActorDelivery`).
     @inlinable
@@ -177,11 +214,13 @@ extension SignalProtocol {
         next: ((Value) -> Void)?, error: ((any Error) -> Void)?, completed: (() -> Void)?
     ) -> any Disposable {
         let delivery = ActorDelivery(on: actor, callbacks: EventCallbacks(next: next, error: error, completed: completed))
-        // The closures below capture only the delivery (Sendable): the user's closures stay in it.
+        // The closures below capture only the feed (Sendable): the user's closures stay in the
+        // delivery, which the feed tells when the upstream lets the closures go.
+        let feed = ActorDeliveryFeed(delivery)
         let upstream = makeSubscription(
-            next: { delivery.receive(.next($0)) },
-            error: { delivery.receive(.error($0)) },
-            completed: { delivery.receive(.completed) })
+            next: { feed.delivery.receive(.next($0)) },
+            error: { feed.delivery.receive(.error($0)) },
+            completed: { feed.delivery.receive(.completed) })
         return CompoundDisposable([delivery, upstream])
     }
 }

@@ -207,6 +207,20 @@ private final class Flags: Sendable {
         subscription.dispose()
     }
 
+    @Test func anObservationWhoseSubjectIsFreedWithoutATerminalEventReleasesItsClosure() {
+        final class Owner {}
+        let owner = Owner()
+        var subject: Subject<Int>? = Subject()
+        var tracked: Tracked? = Tracked()
+        weak let weakTracked = tracked
+        subject!.observe(owner: owner) { [tracked] _, _ in withExtendedLifetime(tracked) {} }
+        tracked = nil
+        #expect(weakTracked != nil)  // alive while the subject may still send
+        subject = nil  // no terminal event: the subject just goes away
+        #expect(weakTracked == nil)  // the observation's closure held its own subscription: no cycle left
+        withExtendedLifetime(owner) {}
+    }
+
     @Test func aSendOnTheMainActorIsDeliveredSynchronously() {
         let subject = BehaviorSubject(0)
         var seen: [Int] = []
@@ -316,6 +330,17 @@ actor Tally {
             let mine = values.filter { $0 / perThread == thread }
             #expect(mine == mine.sorted(), "sender \(thread)'s values out of order")
         }
+    }
+
+    @Test func anActorHoldingItsEndedSubscriptionIsFreed() async {
+        let subject = Subject<Int>()
+        var tally: Tally? = Tally()
+        weak let weakTally = tally
+        await tally!.bind(subject.asSignal())  // the actor holds the subscription, whose callbacks hold the actor
+        Thread { subject.sendNext(1); subject.sendCompleted() }.start()
+        #expect(await until { await weakTally?.snapshot().terminals == 1 })
+        tally = nil
+        #expect(await until { weakTally == nil })  // the delivery held the actor only weakly
     }
 
     @Test func actorSchedulerRunsActionsOnTheActorInTheOrderScheduled() async {

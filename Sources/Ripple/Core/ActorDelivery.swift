@@ -19,16 +19,22 @@ func isCurrentlyIsolated(to actor: any Actor) -> Bool {
 /// whatever thread sends (it serializes them). An event that arrives **on the actor** while
 /// nothing is queued is delivered at once, synchronously, so same-actor code behaves as
 /// without an actor. Any other event is queued, and the first queued event of a batch
-/// schedules one drain on the actor (one `Task`, one enqueue, for the whole batch); the drain
-/// delivers the queue in order until it is empty. So callbacks run on the actor, in send
-/// order, never two at once.
+/// schedules one drain on the actor (one detached `Task` for the whole batch: on the main
+/// actor it is enqueued straight on the main queue; for another actor it starts on the global
+/// pool and enters the actor); the drain delivers the queue in order until it is empty. So
+/// callbacks run on the actor, in send order, never two at once.
 ///
 /// Invariants (under `state`'s lock):
 /// - `scheduled` is true from the moment a drain is scheduled until that drain finds the
 ///   queue empty; while it is true every event is queued (never delivered past the queue).
-/// - `callbacks` is nil once a terminal event was delivered or the delivery was disposed;
+/// - `callbacks` is nil once the delivery ended (see below);
 ///   then nothing is queued and nothing more is delivered.
 /// The closures are released after unlocking (their captures' `deinit` is user code).
+///
+/// When the subscription ends — a terminal event, the upstream letting go of its closures
+/// (`ActorDeliveryFeed`), the actor being freed, or `dispose()` — the delivery lets go of the
+/// closures, the queue, its spare buffer and the upstream (disposing the upstream in the last
+/// two cases), all after unlocking.
 ///
 /// Disposing drops what is queued and releases the closures at once; a drain already
 /// scheduled on the actor then finds nothing to do (a scheduled job cannot be withdrawn).
@@ -49,10 +55,44 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
         /// The upstream let go of its closures (it ended, or was freed without a terminal
         /// event): once the queue is delivered, the user's closures are released.
         @usableFromInline var upstreamGone = false
+        /// The upstream subscription, while it may still send: disposed with the delivery (when
+        /// the user disposes, or the actor is gone), dropped once the upstream has ended.
+        @usableFromInline var upstream: (any Disposable)?
         /// An earlier batch's emptied buffer (at most 1,024 events' room), reused by the next.
         @usableFromInline var spare = ContiguousArray<Event<Value>?>()
 
         @usableFromInline init(callbacks: EventCallbacks<Value>?) { self.callbacks = callbacks }
+
+        /// What an ended delivery lets go of, to be released (and the upstream disposed, if it
+        /// is disposing) after unlocking.
+        @usableFromInline
+        struct Ended {
+            @usableFromInline var callbacks: EventCallbacks<Value>?
+            @usableFromInline var pending: FIFOQueue<Event<Value>>
+            @usableFromInline var spare: ContiguousArray<Event<Value>?>
+            @usableFromInline var upstream: (any Disposable)?
+            @usableFromInline init(
+                callbacks: EventCallbacks<Value>?, pending: FIFOQueue<Event<Value>>,
+                spare: ContiguousArray<Event<Value>?>, upstream: (any Disposable)?
+            ) {
+                self.callbacks = callbacks
+                self.pending = pending
+                self.spare = spare
+                self.upstream = upstream
+            }
+        }
+
+        /// Ends the delivery: nothing more is delivered or queued.
+        @inlinable
+        mutating func end() -> Ended {
+            defer {
+                callbacks = nil
+                pending = FIFOQueue()
+                spare = []
+                upstream = nil
+            }
+            return Ended(callbacks: callbacks, pending: pending, spare: spare, upstream: upstream)
+        }
     }
 
     /// Weak: the actor usually holds the subscription (and its callbacks capture the actor);
@@ -76,24 +116,27 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
 
     @inlinable func dispose() {
         guard !disposed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        var released: (EventCallbacks<Value>?, FIFOQueue<Event<Value>>)? = nil
-        state.withLock { state in
-            released = (state.callbacks, state.pending)
-            state.callbacks = nil
-            state.pending = FIFOQueue()
+        let released = state.withLock { $0.end() }
+        released.upstream?.dispose()  // after unlocking; the rest is released with `released`
+    }
+
+    /// Hands over the upstream subscription once `makeSubscription` returned it.
+    @inlinable func attach(_ upstream: any Disposable) {
+        let disposeNow = state.withLock { state -> Bool in
+            if isDisposed { return true }
+            if state.callbacks == nil { return false }  // already ended: nothing to keep
+            state.upstream = upstream
+            return false
         }
-        _ = released  // released after unlocking
+        if disposeNow { upstream.dispose() }
     }
 
     /// The upstream let go of its closures: release the user's once the queue is delivered.
     @inlinable func upstreamEnded() {
-        var finished: EventCallbacks<Value>? = nil
+        var finished: State.Ended? = nil
         state.withLock { state in
             state.upstreamGone = true
-            if !state.scheduled {
-                finished = state.callbacks
-                state.callbacks = nil
-            }
+            if !state.scheduled { finished = state.end() }
         }
         _ = finished  // released after unlocking
     }
@@ -104,12 +147,13 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
         // drain is scheduled, since the event then queues wherever it comes from.
         let here = !scheduledHint.load(ordering: .relaxed) && actor.map(isCurrentlyIsolated) == true
         var now: EventCallbacks<Value>? = nil
+        var ended: State.Ended? = nil  // released after unlocking (the upstream ended itself)
         var schedule = false
         state.withLock { state in
             guard let callbacks = state.callbacks else { return }
             if here && !state.scheduled {
                 now = callbacks
-                if event.isTerminal { state.callbacks = nil }
+                if event.isTerminal { ended = state.end() }
             } else {
                 state.pending.append(event)
                 if !state.scheduled {
@@ -119,6 +163,7 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
                 }
             }
         }
+        _ = ended
         if let now {
             deliver(event, to: now)
         } else if schedule {
@@ -127,12 +172,13 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
     }
 
     @inlinable func scheduleDrain() {
-        guard let actor else { return dispose() }
+        guard let actor else { return dispose() }  // nobody left to deliver to: end the upstream too
         jobsScheduled.add(1, ordering: .relaxed)
+        // Detached: the drain must not inherit the sender's priority or task-locals.
         if actor === MainActor.shared {
-            Task { @MainActor in self.drain() }
+            Task.detached { @MainActor in self.drain() }  // enqueued straight on the main queue
         } else {
-            Task { [actor] in await self.drain(isolatedTo: actor) }
+            Task.detached { [actor] in await self.drain(isolatedTo: actor) }  // then enters the actor
         }
     }
 
@@ -144,18 +190,20 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
     @inlinable func drain() {
         var batch = ContiguousArray<Event<Value>?>()
         while true {
-            var finished: EventCallbacks<Value>? = nil
-            defer { _ = finished }  // the closures of an ended upstream, released after unlocking
+            var finished: State.Ended? = nil  // an ended upstream's leftovers, released after unlocking
+            var unused = ContiguousArray<Event<Value>?>()  // a buffer not kept, freed after unlocking
+            defer { _ = (finished, unused) }
             let callbacks: EventCallbacks<Value>? = state.withLock { state in
-                // Keep a buffer of up to 1,024 events: a burst's larger one is freed, not kept.
-                if batch.capacity <= 1024 && state.spare.capacity < batch.capacity { swap(&state.spare, &batch) }
+                // Keep the emptied buffer for the next batch, up to 16 KiB (a burst's is freed).
+                if batch.capacity * MemoryLayout<Event<Value>?>.stride <= 16_384
+                    && state.spare.capacity < batch.capacity {
+                    swap(&state.spare, &batch)
+                }
+                unused = batch
                 guard let callbacks = state.callbacks, !state.pending.isEmpty else {
                     state.scheduled = false
                     scheduledHint.store(false, ordering: .relaxed)
-                    if state.upstreamGone {
-                        finished = state.callbacks
-                        state.callbacks = nil
-                    }
+                    if state.upstreamGone { finished = state.end() }
                     return nil
                 }
                 batch = state.pending.removeAll()
@@ -168,15 +216,13 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
             for case let event? in batch {
                 if isDisposed { break }
                 if event.isTerminal {
-                    var released: FIFOQueue<Event<Value>>? = nil
+                    var released: State.Ended? = nil
                     state.withLock { state in
-                        state.callbacks = nil
-                        released = state.pending
-                        state.pending = FIFOQueue()
+                        released = state.end()
                         state.scheduled = false
                         scheduledHint.store(false, ordering: .relaxed)
                     }
-                    _ = released
+                    _ = released  // the upstream ended itself: released, not disposed
                     deliver(event, to: callbacks)
                     return
                 }
@@ -221,6 +267,7 @@ extension SignalProtocol {
             next: { feed.delivery.receive(.next($0)) },
             error: { feed.delivery.receive(.error($0)) },
             completed: { feed.delivery.receive(.completed) })
+        delivery.attach(upstream)
         return CompoundDisposable([delivery, upstream])
     }
 }

@@ -221,6 +221,39 @@ private final class Flags: Sendable {
         withExtendedLifetime(owner) {}
     }
 
+    @Test func afterAHopASendOnTheActorIsSynchronousAgain() async {
+        let subject = Subject<Int>()
+        var seen: [Int] = []
+        let subscription = subject.subscribeNext { seen.append($0) }
+        Thread { subject.sendNext(1) }.start()
+        #expect(await until { seen == [1] })
+        subject.sendNext(2)  // the drain is over: no hop
+        #expect(seen == [1, 2])
+        subscription.dispose()
+    }
+
+    @Test func aSubjectFreedWithValuesStillQueuedForTheActorDeliversThemThenReleasesTheClosure() async {
+        var subject: Subject<Int>? = Subject()
+        var tracked: Tracked? = Tracked()
+        weak let weakTracked = tracked
+        var seen: [Int] = []
+        // The subscription is kept (as a view model keeps its own): only the delivery ending
+        // can let the closure go.
+        let subscription = subject!.subscribeNext { [tracked] value in withExtendedLifetime(tracked) {}; seen.append(value) }
+        tracked = nil
+        let sent = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { [subject = subject!] in
+            for i in 0..<100 { subject.sendNext(i) }  // queued: the main actor is held by this test
+            sent.signal()
+        }
+        sent.wait()
+        subject = nil  // no terminal event; the block's reference goes when the block does
+        #expect(await until { seen.count == 100 })
+        #expect(seen == Array(0..<100))
+        #expect(await until { weakTracked == nil })  // released once the queue was delivered
+        withExtendedLifetime(subscription) {}
+    }
+
     @Test func aSendOnTheMainActorIsDeliveredSynchronously() {
         let subject = BehaviorSubject(0)
         var seen: [Int] = []
@@ -341,6 +374,28 @@ actor Tally {
         #expect(await until { await weakTally?.snapshot().terminals == 1 })
         tally = nil
         #expect(await until { weakTally == nil })  // the delivery held the actor only weakly
+    }
+
+    @Test func whenTheActorIsGoneTheNextEventDisposesTheUpstreamSubscription() async {
+        actor Watcher {
+            private var subscription: (any Disposable)?
+            func watch(_ signal: Signal<Int>) { subscription = signal.subscribeNext { [weak self] _ in _ = self } }
+        }
+        let upstreamDisposed = Atomic<Int>(0)
+        let input = Mutex<PassthroughSubscriber<Int>?>(nil)
+        let signal = Signal<Int> { subscriber in
+            input.withLock { $0 = subscriber }
+            return ActionDisposable { upstreamDisposed.add(1, ordering: .relaxed) }
+        }
+        var watcher: Watcher? = Watcher()
+        await watcher!.watch(signal)
+        watcher = nil  // freed, never disposed: its subscription is only dropped
+        let sender = input.withLock { $0 }!
+        let sent = DispatchSemaphore(value: 0)
+        Thread { sender.sendNext(1); sent.signal() }.start()
+        sent.wait()
+        #expect(upstreamDisposed.load(ordering: .relaxed) == 1)  // not left in the source's list forever
+        input.withLock { $0 = nil }
     }
 
     @Test func actorSchedulerRunsActionsOnTheActorInTheOrderScheduled() async {

@@ -41,6 +41,13 @@ private final class Flags: Sendable {
     var all: [Bool] { list.withLock { $0 } }
 }
 
+/// `observe(owner:on:)` from nonisolated code (so only the scheduler decides where it runs).
+private func observe<Owner: AnyObject & Sendable>(
+    _ subject: Subject<Int>, owner: Owner, on scheduler: any Scheduler, _ body: @escaping @Sendable (Int) -> Void
+) -> any Disposable {
+    subject.observe(owner: owner, on: scheduler) { _, value in body(value) }
+}
+
 /// Subscriptions made on the main actor: delivered there, in send order, whoever sends.
 @MainActor @Suite struct MainActorDeliveryTests {
     final class Tracked {}
@@ -449,6 +456,26 @@ actor Tally {
         }
         #expect(await until { received.load(ordering: .relaxed) == 600 })
         subscription.dispose()
+    }
+
+    @Test func observeOwnerOnAnActorSchedulerDeliversOnThatActorInOrder() async {
+        final class Owner: Sendable {}
+        let owner = Owner()
+        let tally = Tally()
+        let scheduler = ActorScheduler(tally)
+        let subject = Subject<Int>()
+        let received = Mutex<[Int]>([])
+        let offActor = Atomic<Int>(0)
+        let observation = observe(subject, owner: owner, on: scheduler) { value in
+            if !scheduler.isCurrent { offActor.add(1, ordering: .relaxed) }
+            received.withLock { $0.append(value) }
+        }
+        Thread { for i in 0..<300 { subject.sendNext(i) } }.start()
+        #expect(await until { received.withLock { $0.count } == 300 })
+        #expect(received.withLock { $0 } == Array(0..<300))
+        #expect(offActor.load(ordering: .relaxed) == 0)
+        observation.dispose()
+        withExtendedLifetime(owner) {}
     }
 
     @Test func deliverOnAnActorSchedulerKeepsOrder() async {

@@ -235,18 +235,7 @@ struct Workloads {
                 subscription.cancel()
                 return count
             }),
-            (System.floor, {
-                let done = DispatchSemaphore(value: 0)
-                let accumulator = Accumulator()
-                for value in 0..<count {
-                    floorQueue.async {
-                        accumulator.total &+= 1
-                        if value == count - 1 { done.signal() }
-                    }
-                }
-                done.wait()
-                return count
-            }),
+            (System.floor, { asyncEach(count, on: floorQueue) }),
         ])
     }
 
@@ -274,18 +263,7 @@ struct Workloads {
                 subject.sendCompleted()
                 return count
             }),
-            (System.floor, {
-                let done = DispatchSemaphore(value: 0)
-                let accumulator = Accumulator()
-                for value in 0..<count {
-                    floorQueue.async {
-                        accumulator.total &+= 1
-                        if value == count - 1 { done.signal() }
-                    }
-                }
-                done.wait()
-                return count
-            }),
+            (System.floor, { asyncEach(count, on: floorQueue) }),
         ])
     }
 
@@ -381,4 +359,19 @@ actor HopSink {
             if value == last { finished() }
         }
     }
+}
+
+/// The serial-delivery floor: one `DispatchQueue.async` per value onto `queue`, timed until the
+/// last one has run. Returns `count` (the operations).
+private func asyncEach(_ count: Int, on queue: DispatchQueue) -> Int {
+    let done = DispatchSemaphore(value: 0)
+    let accumulator = Accumulator()
+    for value in 0..<count {
+        queue.async {
+            accumulator.total &+= 1
+            if value == count - 1 { done.signal() }
+        }
+    }
+    done.wait()
+    return count
 }

@@ -12,6 +12,24 @@ func isCurrentlyIsolated(to actor: any Actor) -> Bool {
     return ripple_is_current_executor(words.0, words.1)
 }
 
+/// Starts one job that runs `body` isolated to `actor`: a detached `Task` (it inherits no
+/// priority or task-locals from whoever starts it). For the main actor it is enqueued straight
+/// on the main queue; for another actor it starts on the global pool and enters the actor.
+@usableFromInline
+func startJob(on actor: any Actor, _ body: @escaping @Sendable () -> Void) {
+    if actor === MainActor.shared {
+        Task.detached { @MainActor in body() }
+    } else {
+        Task.detached { await runIsolated(to: actor, body) }
+    }
+}
+
+/// Runs `body` isolated to `actor` (the caller hops there).
+@usableFromInline
+func runIsolated(to actor: isolated any Actor, _ body: @Sendable () -> Void) {
+    body()
+}
+
 /// Delivers one closure subscription's events on the actor it was made on.
 ///
 /// A subscription made in an actor-isolated context (`@MainActor` code, an `actor`'s method)
@@ -174,16 +192,7 @@ final class ActorDelivery<Value>: Disposable, @unchecked Sendable {  // callback
     @inlinable func scheduleDrain() {
         guard let actor else { return dispose() }  // nobody left to deliver to: end the upstream too
         jobsScheduled.add(1, ordering: .relaxed)
-        // Detached: the drain must not inherit the sender's priority or task-locals.
-        if actor === MainActor.shared {
-            Task.detached { @MainActor in self.drain() }  // enqueued straight on the main queue
-        } else {
-            Task.detached { [actor] in await self.drain(isolatedTo: actor) }  // then enters the actor
-        }
-    }
-
-    @inlinable func drain(isolatedTo actor: isolated any Actor) {
-        drain()
+        startJob(on: actor) { self.drain() }
     }
 
     /// Runs on the actor: delivers the queue in order until it is empty.
@@ -253,12 +262,14 @@ final class ActorDeliveryFeed<Value>: Sendable {
 }
 
 extension SignalProtocol {
-    /// Subscribes the closures so they run on `actor` (see `ActorDelivery`).
+    /// Subscribes the closures so they run on `actor` (see `ActorDelivery`), or on the sending
+    /// thread when `actor` is nil (the plain `makeSubscription`).
     @inlinable
     func subscribe(
-        deliveringOn actor: any Actor,
+        deliveringOn actor: (any Actor)?,
         next: ((Value) -> Void)?, error: ((any Error) -> Void)?, completed: (() -> Void)?
     ) -> any Disposable {
+        guard let actor else { return makeSubscription(next: next, error: error, completed: completed) }
         let delivery = ActorDelivery(on: actor, callbacks: EventCallbacks(next: next, error: error, completed: completed))
         // The closures below capture only the feed (Sendable): the user's closures stay in the
         // delivery, which the feed tells when the upstream lets the closures go.

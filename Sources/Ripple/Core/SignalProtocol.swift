@@ -86,8 +86,7 @@ extension SignalProtocol {
         error: ((any Error) -> Void)? = nil,
         completed: (() -> Void)? = nil
     ) -> any Disposable {
-        guard let isolation else { return makeSubscription(next: next, error: error, completed: completed) }
-        return subscribe(deliveringOn: isolation, next: next, error: error, completed: completed)
+        subscribe(deliveringOn: isolation, next: next, error: error, completed: completed)
     }
 
     /// Subscribes to values only (RAC's `subscribeNext:`); runs on the caller's actor, if any
@@ -98,7 +97,6 @@ extension SignalProtocol {
     public func subscribeNext(
         isolation: isolated (any Actor)? = #isolation, _ next: @escaping (Value) -> Void
     ) -> any Disposable {
-        guard let isolation else { return makeSubscription(next: next, error: nil, completed: nil) }
-        return subscribe(deliveringOn: isolation, next: next, error: nil, completed: nil)
+        subscribe(deliveringOn: isolation, next: next, error: nil, completed: nil)
     }
 }

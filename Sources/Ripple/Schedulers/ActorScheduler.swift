@@ -118,11 +118,7 @@ final class ActorJobQueue: Sendable {
             return !state.draining
         }
         guard start else { return }
-        if actor === MainActor.shared {
-            Task { @MainActor in self.drain() }
-        } else {
-            Task { [actor] in await runIsolated(to: actor) { self.drain() } }
-        }
+        startJob(on: actor) { self.drain() }
     }
 
     /// Runs on the actor: every queued action, in order, until the queue is empty.
@@ -141,9 +137,4 @@ final class ActorJobQueue: Sendable {
             }
         }
     }
-}
-
-/// Runs `body` isolated to `actor` (the caller hops there).
-private func runIsolated(to actor: isolated any Actor, _ body: @Sendable () -> Void) {
-    body()
 }

@@ -47,7 +47,7 @@ extension SignalProtocol {
             }
             callback(owner, value)
         }
-        subscription.disposable = subscribe(on: actor, next: next)
+        subscription.disposable = subscribe(deliveringOn: actor, next: next, error: nil, completed: nil)
         (self as? ObservationHost)?.ownedObservations.add(owner: owner, subscription)
         return subscription
     }
@@ -56,18 +56,12 @@ extension SignalProtocol {
         on actor: (any Actor)?, _ callback: @escaping (Value) -> Void
     ) -> any Disposable {
         let subscription = SerialDisposable()
-        subscription.disposable = subscribe(on: actor, next: { value in
+        subscription.disposable = subscribe(deliveringOn: actor, next: { value in
             if subscription.isDisposed { return }
             subscription.dispose()
             callback(value)
-        })
+        }, error: nil, completed: nil)
         return subscription
-    }
-
-    /// Subscribes `next` on `actor` if given, else on the sending thread.
-    private func subscribe(on actor: (any Actor)?, next: @escaping (Value) -> Void) -> any Disposable {
-        guard let actor else { return makeSubscription(next: next, error: nil, completed: nil) }
-        return subscribe(deliveringOn: actor, next: next, error: nil, completed: nil)
     }
 }
 

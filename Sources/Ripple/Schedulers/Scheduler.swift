@@ -72,7 +72,20 @@ public enum Schedulers {
     }
 
     /// Runs `body` with `scheduler` as `Schedulers.current` on this thread, then restores the previous one.
-    static func run<T>(as scheduler: any Scheduler, _ body: () throws -> T) rethrows -> T {
+    ///
+    /// The hook for schedulers written outside Ripple: call it around every action your scheduler
+    /// runs, so that `Schedulers.current` and the default `isCurrent` know the action is yours —
+    /// `deliver(on:)` and `subscribe(on:)` use it to run inline instead of hopping again, and
+    /// `.wait` never blocks a sender that runs on the scheduler it waits for. Nests: the previous
+    /// scheduler is restored when `body` returns or throws.
+    ///
+    ///     final class LoopScheduler: Scheduler {
+    ///         func schedule(_ action: @escaping @Sendable () -> Void) -> any Disposable {
+    ///             loop.execute { Schedulers.run(as: self) { action() } }
+    ///             …
+    ///         }
+    ///     }
+    public static func run<T>(as scheduler: any Scheduler, _ body: () throws -> T) rethrows -> T {
         let previous = pthread_getspecific(currentSchedulerKey)
         pthread_setspecific(currentSchedulerKey, Unmanaged.passUnretained(scheduler as AnyObject).toOpaque())
         defer { pthread_setspecific(currentSchedulerKey, previous) }

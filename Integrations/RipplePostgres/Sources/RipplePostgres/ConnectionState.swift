@@ -1,0 +1,103 @@
+/// Where a `PostgresReplaySubject`'s listener stands, as its `connectionState` signal tells it.
+///
+/// The usual path is `connecting → catchingUp → live`; a lost connection goes
+/// `disconnected(error) → connecting → catchingUp → live`, and the subject catches up from the
+/// last value it delivered. `stopped` is last: after a graceful shutdown or cancellation of
+/// `run()`, or after retention trimmed values it missed under `MissedValuesPolicy.fail`.
+///
+///     feed.connectionState.subscribeNext { state in
+///         if case .disconnected(let error) = state { logger.warning("feed down: \(error)") }
+///     }
+public enum ConnectionState: Sendable, CustomStringConvertible {
+    /// `run()` has not started yet.
+    case idle
+    /// Opening the listener connection.
+    case connecting
+    /// Listening, and reading the values committed since the last one delivered (or the
+    /// retained tail, the first time).
+    case catchingUp
+    /// Caught up: every value committed from now on arrives as it is committed.
+    case live
+    /// The listener connection failed with this error; it reconnects after a short backoff.
+    case disconnected(any Error)
+    /// `run()` has returned: subscribers have received their terminal event.
+    case stopped
+
+    /// The state's name, with the error for `disconnected`.
+    public var description: String {
+        switch self {
+        case .idle: "idle"
+        case .connecting: "connecting"
+        case .catchingUp: "catching up"
+        case .live: "live"
+        case .disconnected(let error): "disconnected: \(error)"
+        case .stopped: "stopped"
+        }
+    }
+
+    /// Whether this is `live`.
+    public var isLive: Bool {
+        if case .live = self { return true }
+        return false
+    }
+}
+
+/// What a `PostgresReplaySubject` does when retention trimmed values before this instance read
+/// them (it was away longer than `capacity` values or `maxAge` allow), or a stored value cannot be
+/// decoded as `Value`.
+///
+/// Never silence: `.fail` ends every subscription with `PostgresReplayError.missedValues`;
+/// `.skip` goes on with the next retained value, logs a warning and sends the gap on
+/// `missedValues`.
+public enum MissedValuesPolicy: Sendable {
+    /// Subscribers receive `PostgresReplayError.missedValues`, and `run()` throws it.
+    case fail
+    /// Subscribers go on with the next value; the gap is sent on `missedValues` and logged.
+    case skip
+}
+
+/// Values of a topic this instance will never deliver.
+public struct MissedValues: Sendable, Equatable, CustomStringConvertible {
+    /// Why they are missed.
+    public enum Reason: Sendable, Equatable {
+        /// Retention (`capacity` or `maxAge`) deleted them before this instance read them.
+        case trimmed
+        /// The stored JSON does not decode as `Value` (written by another version of the type).
+        case undecodable(String)
+    }
+    /// The topic.
+    public var topic: String
+    /// Their sequences in the topic's order.
+    public var sequences: ClosedRange<Int64>
+    /// Why.
+    public var reason: Reason
+
+    /// For example `orders: values 12...40 trimmed by retention before this instance read them`.
+    public var description: String {
+        switch reason {
+        case .trimmed:
+            "\(topic): values \(sequences) trimmed by retention before this instance read them"
+        case .undecodable(let why):
+            "\(topic): value \(sequences.lowerBound) does not decode: \(why)"
+        }
+    }
+}
+
+/// Errors of a `PostgresReplaySubject`.
+public enum PostgresReplayError: Error, Sendable, CustomStringConvertible {
+    /// Values this instance will never deliver (under `MissedValuesPolicy.fail`).
+    case missedValues(MissedValues)
+    /// `run()` was called while it is already running.
+    case alreadyRunning(topic: String)
+    /// A notification or row that is not what this package writes.
+    case malformed(String)
+
+    /// A sentence naming the problem.
+    public var description: String {
+        switch self {
+        case .missedValues(let missed): "missed values: \(missed)"
+        case .alreadyRunning(let topic): "PostgresReplaySubject(topic: \(topic)).run() is already running"
+        case .malformed(let what): "malformed: \(what)"
+        }
+    }
+}

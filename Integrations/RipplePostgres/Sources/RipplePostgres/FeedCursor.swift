@@ -1,0 +1,102 @@
+/// Where one instance stands in a topic's global order, and what to do with what arrives: the
+/// pure state machine behind `PostgresReplaySubject`'s listener (testable without a database).
+///
+/// Invariants:
+/// - `last` only grows: a value is delivered only if its sequence is `last + 1`, so every value is
+///   delivered at most once, in sequence order.
+/// - Sequences are gapless per topic (the topic row's counter, incremented under its row lock in
+///   the publishing transaction: a rolled-back publish gives its number back). So a value that
+///   is missing when a later one is visible was trimmed by retention, and is reported, never
+///   skipped in silence.
+struct FeedCursor: Equatable {
+    /// The sequence of the last value delivered, or nil before the first catch-up.
+    private(set) var last: Int64?
+
+    init(resumingAfter last: Int64?) {
+        self.last = last
+    }
+
+    /// What a notification asks for.
+    enum Decision: Equatable {
+        /// The next value, carried inline: deliver it.
+        case deliver(NotificationPayload)
+        /// Already delivered (a notification that overlaps a catch-up): nothing to do.
+        case ignore
+        /// The value is not inline, or values before it are not here yet: read the table.
+        case fetch
+    }
+
+    /// Decides what to do with a notification.
+    func decide(_ notification: NotificationPayload) -> Decision {
+        guard let last else { return .fetch }
+        if notification.sequence <= last { return .ignore }
+        if notification.sequence == last + 1, notification.json != nil { return .deliver(notification) }
+        return .fetch
+    }
+
+    /// Values missed between `last` and a later value: retention trimmed them.
+    struct Missed: Equatable, Sendable {
+        /// The sequences that will never be delivered.
+        var sequences: ClosedRange<Int64>
+    }
+
+    /// Takes rows read after `last` (ascending), and the topic's head read *before* them.
+    /// Returns the rows to deliver, in order, and the values missed before the first of them (or
+    /// before `head`, when nothing newer than `last` is retained). Rows at or below `last` are
+    /// dropped.
+    mutating func accept(rows: [Int64], headBefore head: Int64) -> (deliver: Range<Int>, missed: Missed?) {
+        let start = last ?? 0
+        var firstNew = rows.startIndex
+        while firstNew < rows.endIndex, rows[firstNew] <= start { firstNew += 1 }
+        var missed: Missed?
+        if firstNew < rows.endIndex {
+            let first = rows[firstNew]
+            if first > start + 1 { missed = Missed(sequences: (start + 1)...(first - 1)) }
+            precondition(zip(rows[firstNew...], rows[firstNew...].dropFirst()).allSatisfy { $1 == $0 + 1 },
+                         "FeedCursor: rows out of sequence order: \(rows)")
+            last = rows[rows.endIndex - 1]
+        } else if head > start {
+            missed = Missed(sequences: (start + 1)...head)
+            last = head
+        } else if last == nil {
+            last = start
+        }
+        return (firstNew..<rows.endIndex, missed)
+    }
+
+    /// Takes a new instance's first catch-up: the topic's head and the retained tail it chose to
+    /// replay (ascending). Nothing before the tail counts as missed: a new instance starts there.
+    mutating func start(head: Int64, tail: [Int64]) {
+        precondition(last == nil, "FeedCursor.start: already started at \(last!)")
+        last = max(head, tail.last ?? 0)
+    }
+
+    /// Records an inline value as delivered (the `.deliver` decision).
+    mutating func delivered(_ sequence: Int64) {
+        precondition(last.map { sequence == $0 + 1 } ?? false, "FeedCursor: \(sequence) does not follow \(String(describing: last))")
+        last = sequence
+    }
+}
+
+/// A notification's payload: `SEQ EPOCH[ JSON]`, the value's sequence, its commit timestamp on the
+/// database's clock (seconds since 1970), and the value itself when it fits NOTIFY's limit.
+struct NotificationPayload: Equatable, Sendable {
+    var sequence: Int64
+    var epoch: Double
+    var json: String?
+
+    /// Parses a payload; nil when it is not one of ours.
+    init?(_ text: String) {
+        let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count >= 2, let sequence = Int64(parts[0]), let epoch = Double(parts[1]) else { return nil }
+        self.sequence = sequence
+        self.epoch = epoch
+        self.json = parts.count == 3 ? String(parts[2]) : nil
+    }
+
+    init(sequence: Int64, epoch: Double, json: String?) {
+        self.sequence = sequence
+        self.epoch = epoch
+        self.json = json
+    }
+}

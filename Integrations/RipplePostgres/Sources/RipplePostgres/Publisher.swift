@@ -1,0 +1,108 @@
+import Logging
+import PostgresNIO
+
+/// The connection `send` writes through: opened on the first send, kept, and replaced after it
+/// fails. One connection keeps each instance's sends in the order they are called; PostgreSQL
+/// orders them with every other instance's at commit.
+actor Publisher {
+    private let configuration: PostgresConnection.Configuration
+    private let logger: Logger
+    private var connection: PostgresConnection?
+    private var opening: Task<PostgresConnection, any Error>?
+
+    init(configuration: PostgresConnection.Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// The open connection, or a new one (creating the tables if missing).
+    func current() async throws -> PostgresConnection {
+        if let connection, !connection.isClosed { return connection }
+        if let opening { return try await opening.value }
+        let task = Task { [configuration, logger] in
+            let connection = try await Connections.open(configuration, logger: logger)
+            do {
+                try await Schema.ensure(on: connection, logger: logger)
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            return connection
+        }
+        opening = task
+        defer { opening = nil }
+        let connection = try await task.value
+        self.connection = connection
+        return connection
+    }
+
+    /// Drops `failed` if it is still the current connection: the next send opens a new one.
+    func discard(_ failed: PostgresConnection) async {
+        guard connection === failed else { return }
+        connection = nil
+        try? await failed.close()
+    }
+
+    /// A subject let go without `run()` ending still closes its connection; the close handler
+    /// keeps the connection alive until the channel is closed (postgres-nio checks that).
+    deinit {
+        if let connection {
+            connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+        }
+    }
+
+    /// Closes the connection; a later send opens a new one.
+    func close() async {
+        let closing = connection
+        connection = nil
+        try? await closing?.close()
+    }
+}
+
+/// Opening connections.
+enum Connections {
+    private static let ids = Atomic<Int>(0)
+
+    /// Opens a connection on the shared event loop group.
+    static func open(_ configuration: PostgresConnection.Configuration, logger: Logger) async throws -> PostgresConnection {
+        let id = ids.wrappingAdd(1, ordering: .relaxed).newValue
+        return try await PostgresConnection.connect(
+            on: PostgresConnection.defaultEventLoopGroup.any(),
+            configuration: configuration, id: id, logger: logger)
+    }
+
+    /// `configuration` with `application_name` set, so `pg_stat_activity` names the connection.
+    static func named(_ configuration: PostgresConnection.Configuration, _ name: String) -> PostgresConnection.Configuration {
+        var named = configuration
+        named.options.additionalStartupParameters.removeAll { $0.0 == "application_name" }
+        named.options.additionalStartupParameters.append(("application_name", String(name.prefix(63))))
+        return named
+    }
+}
+
+extension Schema {
+    /// Creates the tables if missing. Concurrent `CREATE TABLE IF NOT EXISTS` from several
+    /// instances can still collide in PostgreSQL's catalog, so the block takes a transaction-level
+    /// advisory lock first.
+    static func ensure(on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            """
+            DO $$ BEGIN
+                PERFORM pg_advisory_xact_lock(74122026);
+                CREATE TABLE IF NOT EXISTS ripple_topics (
+                    topic text PRIMARY KEY,
+                    head bigint NOT NULL
+                );
+                CREATE TABLE IF NOT EXISTS ripple_values (
+                    topic text NOT NULL,
+                    seq bigint NOT NULL,
+                    created_at timestamptz NOT NULL DEFAULT now(),
+                    payload text NOT NULL,
+                    PRIMARY KEY (topic, seq)
+                );
+            END $$
+            """, logger: logger)
+    }
+}
+
+import Synchronization

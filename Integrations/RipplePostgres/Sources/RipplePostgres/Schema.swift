@@ -1,0 +1,97 @@
+import PostgresNIO
+
+/// The tables every instance shares, and the statements that read and write them.
+///
+/// ```sql
+/// ripple_topics (topic text PRIMARY KEY, head bigint)          -- the last sequence given out
+/// ripple_values (topic text, seq bigint, created_at timestamptz, payload text,
+///                PRIMARY KEY (topic, seq))                      -- the retained values, JSON
+/// ```
+///
+/// One publish is one statement, so one transaction: it increments the topic's `head` under the
+/// row's lock, inserts the value with that sequence, trims what retention lets go, and queues the
+/// notification. The lock is held until commit, and PostgreSQL queues a transaction's
+/// notifications before it releases its locks, so sequence order, commit order and notification
+/// order are one order (see the package README).
+enum Schema {
+    /// The largest JSON sent inside a notification; larger values are read from the table.
+    /// NOTIFY refuses payloads of 8,000 bytes or more, and the sequence and time come first.
+    static let inlineLimit = 7_900
+
+    /// Publishes one value; returns its sequence.
+    ///
+    /// Age trimming is done by the publisher every 64th value (a range scan of the topic's
+    /// retained rows); count trimming every time (at most the one row that fell out).
+    static func publish(topic: String, channel: String, json: String, capacity: Int, maxAge: Duration?) -> PostgresQuery {
+        let inline = json.utf8.count <= inlineLimit
+        let capacity = Int64(capacity)
+        let maxAgeSeconds = maxAge.map(\.seconds)
+        return """
+            WITH next AS (
+                INSERT INTO ripple_topics AS t (topic, head) VALUES (\(topic), 1)
+                ON CONFLICT (topic) DO UPDATE SET head = t.head + 1
+                RETURNING head
+            ), stored AS (
+                INSERT INTO ripple_values (topic, seq, payload)
+                SELECT \(topic), head, \(json) FROM next
+                RETURNING seq, created_at
+            ), by_count AS (
+                DELETE FROM ripple_values
+                WHERE topic = \(topic) AND seq <= (SELECT head FROM next) - \(capacity)
+            ), by_age AS (
+                DELETE FROM ripple_values
+                WHERE \(maxAgeSeconds)::float8 IS NOT NULL AND (SELECT head FROM next) % 64 = 0
+                  AND topic = \(topic) AND created_at < now() - make_interval(secs => \(maxAgeSeconds))
+            )
+            SELECT seq, pg_notify(\(channel),
+                seq::text || ' ' || extract(epoch FROM created_at)::text
+                || CASE WHEN \(inline) THEN ' ' || \(json) ELSE '' END)::text
+            FROM stored
+            """
+    }
+
+    /// A new instance's first read, in one snapshot: the topic's head and the retained tail
+    /// (at most `limit` values, none older than `maxAge`), newest first, and the database's clock.
+    static func tail(topic: String, limit: Int, maxAge: Duration?) -> PostgresQuery {
+        let maxAgeSeconds = maxAge.map(\.seconds)
+        return """
+            SELECT coalesce((SELECT head FROM ripple_topics WHERE topic = \(topic)), 0),
+                   extract(epoch FROM clock_timestamp())::float8,
+                   v.seq, extract(epoch FROM v.created_at)::float8, v.payload
+            FROM (SELECT 1) AS one
+            LEFT JOIN LATERAL (
+                SELECT seq, created_at, payload FROM ripple_values
+                WHERE topic = \(topic)
+                  AND (\(maxAgeSeconds)::float8 IS NULL OR created_at >= now() - make_interval(secs => \(maxAgeSeconds)))
+                ORDER BY seq DESC LIMIT \(Int64(limit))
+            ) AS v ON true
+            """
+    }
+
+    /// The topic's head and the database's clock, read before `after` so that a head with
+    /// nothing retained after the cursor means the values were trimmed.
+    static func head(topic: String) -> PostgresQuery {
+        """
+        SELECT coalesce((SELECT head FROM ripple_topics WHERE topic = \(topic)), 0),
+               extract(epoch FROM clock_timestamp())::float8
+        """
+    }
+
+    /// Up to `limit` retained values after `sequence`, ascending; none older than `maxAge`.
+    static func after(topic: String, sequence: Int64, limit: Int, maxAge: Duration?) -> PostgresQuery {
+        let maxAgeSeconds = maxAge.map(\.seconds)
+        return """
+            SELECT seq, extract(epoch FROM created_at)::float8, payload FROM ripple_values
+            WHERE topic = \(topic) AND seq > \(sequence)
+              AND (\(maxAgeSeconds)::float8 IS NULL OR created_at >= now() - make_interval(secs => \(maxAgeSeconds)))
+            ORDER BY seq LIMIT \(Int64(limit))
+            """
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,75 @@
+import Testing
+
+@testable import RipplePostgres
+
+/// The listener's state machine, without a database.
+@Suite struct FeedCursorTests {
+    @Test func theNextValueInlineIsDeliveredOnceAndEarlierOnesAreIgnored() {
+        var cursor = FeedCursor(resumingAfter: 4)
+        let next = NotificationPayload(sequence: 5, epoch: 1, json: "\"e\"")
+        #expect(cursor.decide(next) == .deliver(next))
+        cursor.delivered(5)
+        #expect(cursor.decide(next) == .ignore)
+        #expect(cursor.decide(NotificationPayload(sequence: 3, epoch: 1, json: "1")) == .ignore)
+        #expect(cursor.last == 5)
+    }
+
+    @Test func aValueWithoutItsJsonOrAfterAGapIsReadFromTheTable() {
+        let cursor = FeedCursor(resumingAfter: 4)
+        #expect(cursor.decide(NotificationPayload(sequence: 5, epoch: 1, json: nil)) == .fetch)
+        #expect(cursor.decide(NotificationPayload(sequence: 7, epoch: 1, json: "1")) == .fetch)
+        #expect(FeedCursor(resumingAfter: nil).decide(NotificationPayload(sequence: 1, epoch: 1, json: "1")) == .fetch)
+    }
+
+    @Test func rowsFollowingTheCursorAreDeliveredWithoutAGap() {
+        var cursor = FeedCursor(resumingAfter: 4)
+        let (deliver, missed) = cursor.accept(rows: [3, 4, 5, 6], headBefore: 6)
+        #expect(deliver == 2..<4)
+        #expect(missed == nil)
+        #expect(cursor.last == 6)
+    }
+
+    @Test func rowsStartingAfterTheCursorReportTheTrimmedOnes() {
+        var cursor = FeedCursor(resumingAfter: 4)
+        let (deliver, missed) = cursor.accept(rows: [9, 10], headBefore: 10)
+        #expect(deliver == 0..<2)
+        #expect(missed == FeedCursor.Missed(sequences: 5...8))
+        #expect(cursor.last == 10)
+    }
+
+    @Test func nothingRetainedAfterTheCursorButAHigherHeadReportsEverythingMissed() {
+        var cursor = FeedCursor(resumingAfter: 4)
+        let (deliver, missed) = cursor.accept(rows: [], headBefore: 12)
+        #expect(deliver.isEmpty)
+        #expect(missed == FeedCursor.Missed(sequences: 5...12))
+        #expect(cursor.last == 12)
+        // Caught up: the same head again is no gap.
+        #expect(cursor.accept(rows: [], headBefore: 12).missed == nil)
+    }
+
+    @Test func aNewInstanceStartsAtTheHeadWithoutReportingWhatCameBeforeItsTail() {
+        var cursor = FeedCursor(resumingAfter: nil)
+        cursor.start(head: 20, tail: [18, 19, 20])
+        #expect(cursor.last == 20)
+        var empty = FeedCursor(resumingAfter: nil)
+        empty.start(head: 0, tail: [])
+        #expect(empty.last == 0)
+        #expect(empty.decide(NotificationPayload(sequence: 1, epoch: 1, json: "1")) != .fetch)
+    }
+
+    @Test func notificationPayloadsParseWithAndWithoutTheirJson() {
+        #expect(NotificationPayload("12 1764000000.5 {\"a\": \"b c\"}") == NotificationPayload(sequence: 12, epoch: 1_764_000_000.5, json: "{\"a\": \"b c\"}"))
+        #expect(NotificationPayload("12 1764000000.5") == NotificationPayload(sequence: 12, epoch: 1_764_000_000.5, json: nil))
+        #expect(NotificationPayload("12 1764000000.5 ") == NotificationPayload(sequence: 12, epoch: 1_764_000_000.5, json: ""))
+        #expect(NotificationPayload("hello") == nil)
+        #expect(NotificationPayload("x 1") == nil)
+    }
+
+    @Test func channelsAreValidIdentifiersStablePerTopic() {
+        let channel = PostgresReplaySubject<Int>.channel(for: "orders")
+        #expect(channel == PostgresReplaySubject<String>.channel(for: "orders"))
+        #expect(channel != PostgresReplaySubject<Int>.channel(for: "orders2"))
+        #expect(channel.utf8.count == 23)
+        #expect(PostgresReplaySubject<Int>.channel(for: String(repeating: "é", count: 500)).utf8.count == 23)
+    }
+}

@@ -9,7 +9,7 @@ import Synchronization
 /// loop's state without a hop of its own. Actions run in the order they were scheduled
 /// (`EventLoop.execute`), delayed ones through `scheduleTask(in:)`; `Schedulers.current` is this
 /// scheduler inside them, and any code running on the loop counts as current (`isCurrent`), so
-/// `deliver(on:)` from the loop itself does not hop again.
+/// `deliver(on:)`'s `.wait` never blocks a sender that runs on the loop (it would wait for itself).
 ///
 /// Disposing a scheduled action before it starts releases it at once and cancels the loop's
 /// timer for a delayed one: nothing of it stays scheduled. An action scheduled on a loop that has

@@ -1,0 +1,129 @@
+import NIOCore
+import NIOPosix
+import Ripple
+import RippleNIO
+import Synchronization
+import Testing
+
+private func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return condition()
+}
+
+@Suite struct EventLoopSchedulerTests {
+    let group = MultiThreadedEventLoopGroup.singleton
+
+    @Test func actionsRunOnTheLoopInOrderAsTheCurrentScheduler() async {
+        let loop = group.next()
+        let scheduler = EventLoopScheduler(loop)
+        let seen = Mutex<[Int]>([])
+        let wrong = Atomic(0)
+        for i in 0..<1_000 {
+            scheduler.schedule {
+                if !loop.inEventLoop || Schedulers.current !== scheduler || !scheduler.isCurrent {
+                    wrong.add(1, ordering: .relaxed)
+                }
+                seen.withLock { $0.append(i) }
+            }
+        }
+        #expect(await eventually { seen.withLock { $0.count } == 1_000 })
+        #expect(seen.withLock { $0 } == Array(0..<1_000))
+        #expect(wrong.load(ordering: .relaxed) == 0)
+        #expect(!scheduler.isCurrent)
+        #expect(Schedulers.current == nil)
+    }
+
+    @Test func aDelayedActionWaitsItsDelay() async throws {
+        let scheduler = EventLoopScheduler(group.next())
+        let start = ContinuousClock.now
+        let ranAt = Mutex<ContinuousClock.Instant?>(nil)
+        scheduler.schedule(after: .milliseconds(50)) { ranAt.withLock { $0 = .now } }
+        #expect(await eventually { ranAt.withLock { $0 } != nil })
+        #expect(try #require(ranAt.withLock { $0 }) - start >= .milliseconds(50))
+    }
+
+    @Test func disposingBeforeTheStartCancelsTheLoopsTimerAndReleasesTheAction() async throws {
+        let loop = group.next()
+        let scheduler = EventLoopScheduler(loop)
+        final class Token: Sendable {}
+        weak var weakToken: Token?
+        let ran = Atomic(false)
+        let disposable: any Disposable = {
+            let token = Token()
+            weakToken = token
+            return scheduler.schedule(after: .seconds(3_600)) { _ = token; ran.store(true, ordering: .relaxed) }
+        }()
+        #expect(weakToken != nil)
+        disposable.dispose()
+        #expect(disposable.isDisposed)
+        #expect(weakToken == nil, "the action is released on dispose, not when the hour is up")
+        // The loop runs no timer of ours: a task scheduled after it runs, and nothing else does.
+        try await loop.submit {}.get()
+        let didRun = ran.load(ordering: .relaxed)
+        #expect(!didRun)
+
+        let immediate = Atomic(false)
+        let blocker = Mutex(())
+        // Dispose an immediate action while the loop is busy, before it starts.
+        let busy = loop.submit { blocker.withLock { _ in } }
+        let d = blocker.withLock { _ in
+            let d = scheduler.schedule { immediate.store(true, ordering: .relaxed) }
+            d.dispose()
+            return d
+        }
+        try await busy.get()
+        try await loop.submit {}.get()
+        let immediateRan = immediate.load(ordering: .relaxed)
+        #expect(d.isDisposed && !immediateRan)
+    }
+
+    @Test func deliverOnTheLoopRunsSubscribersThereAndNeverBlocksASenderOnTheLoop() async throws {
+        let loop = group.next()
+        let scheduler = EventLoopScheduler(loop)
+        let subject = Subject<Int>()
+        let onLoop = Atomic(0)
+        let values = Mutex<[Int]>([])
+        let completed = Atomic(0)
+        _ = subject.deliver(on: scheduler).subscribe(
+            next: { value in
+                if loop.inEventLoop { onLoop.add(1, ordering: .relaxed) }
+                values.withLock { $0.append(value) }
+            },
+            completed: { completed.add(1, ordering: .relaxed) })
+        for i in 0..<100 { subject.sendNext(i) }
+        subject.sendCompleted()
+        #expect(await eventually { completed.load(ordering: .relaxed) == 1 })
+        #expect(values.withLock { $0 } == Array(0..<100))
+        #expect(onLoop.load(ordering: .relaxed) == 100)
+
+        // A sender on the loop itself never waits for the loop (it would wait forever): with a
+        // buffer of 1 and `.wait`, 100 sends from the loop return, and all 100 values arrive.
+        let fromLoop = Mutex<[Int]>([])
+        let s = Subject<Int>()
+        let d = s.deliver(on: scheduler, bufferSize: 1, whenFull: .wait).subscribeNext { value in
+            fromLoop.withLock { $0.append(value) }
+        }
+        try await loop.submit { for i in 0..<100 { s.sendNext(i) } }.get()
+        #expect(await eventually { fromLoop.withLock { $0.count } == 100 })
+        #expect(fromLoop.withLock { $0 } == Array(0..<100))
+        d.dispose()
+    }
+
+    @Test func timedOperatorsRunOnTheLoop() async throws {
+        let loop = group.next()
+        let scheduler = EventLoopScheduler(loop)
+        let got = Mutex<[Int]>([])
+        let onLoop = Atomic(true)
+        _ = Signal<Int>.timer(.milliseconds(10), on: scheduler).subscribeNext { value in
+            if !loop.inEventLoop { onLoop.store(false, ordering: .relaxed) }
+            got.withLock { $0.append(value) }
+        }
+        #expect(await eventually { got.withLock { $0.count } == 1 })
+        let allOnLoop = onLoop.load(ordering: .relaxed)
+        #expect(allOnLoop)
+    }
+}

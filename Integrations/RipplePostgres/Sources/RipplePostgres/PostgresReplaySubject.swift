@@ -154,12 +154,12 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
         let json = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
         let connection = try await publisher.current()
         do {
-            let rows = try await connection.query(
-                Schema.publish(topic: topic, channel: channel, json: json, capacity: capacity, maxAge: maxAge),
-                logger: logger)
             var sequence: Int64?
-            for try await row in rows {
-                sequence = try row.makeRandomAccess()[0].decode(Int64.self)
+            for try await published in try await connection.execute(
+                Schema.Publish(topic: topic, channel: channel, json: json, capacity: capacity, maxAge: maxAge),
+                logger: logger)
+            {
+                sequence = published
             }
             guard let sequence else { throw PostgresReplayError.malformed("publishing to \(topic) returned no sequence") }
             return sequence

@@ -18,36 +18,58 @@ enum Schema {
     /// NOTIFY refuses payloads of 8,000 bytes or more, and the sequence and time come first.
     static let inlineLimit = 7_900
 
-    /// Publishes one value; returns its sequence.
+    /// Publishes one value; returns its sequence. A prepared statement (planned once per
+    /// connection: the plan of this statement costs more than running it).
     ///
     /// Age trimming is done by the publisher every 64th value (a range scan of the topic's
     /// retained rows); count trimming every time (at most the one row that fell out).
-    static func publish(topic: String, channel: String, json: String, capacity: Int, maxAge: Duration?) -> PostgresQuery {
-        let inline = json.utf8.count <= inlineLimit
-        let capacity = Int64(capacity)
-        let maxAgeSeconds = maxAge.map(\.seconds)
-        return """
+    struct Publish: PostgresPreparedStatement {
+        static let name = "ripple_publish_v1"
+        static let sql = """
             WITH next AS (
-                INSERT INTO ripple_topics AS t (topic, head) VALUES (\(topic), 1)
+                INSERT INTO ripple_topics AS t (topic, head) VALUES ($1, 1)
                 ON CONFLICT (topic) DO UPDATE SET head = t.head + 1
                 RETURNING head
             ), stored AS (
                 INSERT INTO ripple_values (topic, seq, payload)
-                SELECT \(topic), head, \(json) FROM next
+                SELECT $1, head, $2 FROM next
                 RETURNING seq, created_at
             ), by_count AS (
                 DELETE FROM ripple_values
-                WHERE topic = \(topic) AND seq <= (SELECT head FROM next) - \(capacity)
+                WHERE topic = $1 AND seq <= (SELECT head FROM next) - $3
             ), by_age AS (
                 DELETE FROM ripple_values
-                WHERE \(maxAgeSeconds)::float8 IS NOT NULL AND (SELECT head FROM next) % 64 = 0
-                  AND topic = \(topic) AND created_at < now() - make_interval(secs => \(maxAgeSeconds))
+                WHERE $4::float8 IS NOT NULL AND (SELECT head FROM next) % 64 = 0
+                  AND topic = $1 AND created_at < now() - make_interval(secs => $4::float8)
             )
-            SELECT seq, pg_notify(\(channel),
+            SELECT seq, pg_notify($5,
                 seq::text || ' ' || extract(epoch FROM created_at)::text
-                || CASE WHEN \(inline) THEN ' ' || \(json) ELSE '' END)::text
+                || CASE WHEN $6 THEN ' ' || $2 ELSE '' END)::text
             FROM stored
             """
+        static let bindingDataTypes: [PostgresDataType] = [.text, .text, .int8, .float8, .text, .bool]
+        typealias Row = Int64
+
+        var topic: String
+        var channel: String
+        var json: String
+        var capacity: Int
+        var maxAge: Duration?
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 6)
+            bindings.append(topic)
+            bindings.append(json)
+            bindings.append(Int64(capacity))
+            bindings.append(maxAge.map(\.seconds))
+            bindings.append(channel)
+            bindings.append(json.utf8.count <= Schema.inlineLimit)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Int64 {
+            try row.makeRandomAccess()[0].decode(Int64.self)
+        }
     }
 
     /// A new instance's first read, in one snapshot: the topic's head and the retained tail

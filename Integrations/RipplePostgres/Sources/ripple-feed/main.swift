@@ -23,7 +23,7 @@ func printLine(_ line: String) {
 
 let usage = """
     usage: ripple-feed publish --topic T [--capacity C] VALUE...
-           ripple-feed follow  --topic T [--history N] [--count K] [--capacity C]
+           ripple-feed follow  --topic T [--history N] [--count K]
     """
 
 /// Prints `message` as one line on standard error and exits 2.
@@ -65,7 +65,7 @@ func parse(_ arguments: [String]) -> Options {
             options.topic = topic
         case "--history" where command == "follow": options.history = number("--history", minimum: 0)
         case "--count" where command == "follow": options.count = number("--count", minimum: 1)
-        case "--capacity": options.capacity = number("--capacity", minimum: 1)
+        case "--capacity" where command == "publish": options.capacity = number("--capacity", minimum: 1)
         case "--":
             options.values.append(contentsOf: rest)
             rest = []

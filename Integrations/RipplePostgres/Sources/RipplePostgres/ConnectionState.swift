@@ -87,7 +87,7 @@ public struct MissedValues: Sendable, Equatable, CustomStringConvertible {
 public enum PostgresReplayError: Error, Sendable, CustomStringConvertible {
     /// Values this instance will never deliver (under `MissedValuesPolicy.fail`).
     case missedValues(MissedValues)
-    /// `run()` was called while it is already running.
+    /// `run()` was called a second time (while running or after it returned): a subject runs once.
     case alreadyRunning(topic: String)
     /// A notification or row that is not what this package writes.
     case malformed(String)
@@ -96,7 +96,7 @@ public enum PostgresReplayError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .missedValues(let missed): "missed values: \(missed)"
-        case .alreadyRunning(let topic): "PostgresReplaySubject(topic: \(topic)).run() is already running"
+        case .alreadyRunning(let topic): "PostgresReplaySubject(topic: \(topic)).run() was called twice: a subject runs once"
         case .malformed(let what): "malformed: \(what)"
         }
     }

@@ -2,9 +2,10 @@ import Foundation
 import PostgresNIO
 
 extension PostgresConnection.Configuration {
-    /// A configuration from libpq's environment variables, as `psql` reads them.
+    /// A configuration from libpq's environment variables.
     ///
-    /// `PGHOST` (a host name, or a directory holding the server's socket; default `localhost`),
+    /// `PGHOST` (a host name, or a directory holding the server's socket; default `localhost` —
+    /// unlike libpq, which tries its socket directory first),
     /// `PGPORT` (default 5432), `PGUSER` (default the login name), `PGPASSWORD`, `PGDATABASE`
     /// (default the user name). `PGSSLMODE` may be unset, `disable`, `allow` or `prefer`: TLS is
     /// not used; modes that demand it are refused — build a configuration with TLS yourself.

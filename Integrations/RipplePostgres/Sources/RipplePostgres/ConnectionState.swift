@@ -91,6 +91,13 @@ public enum PostgresReplayError: Error, Sendable, CustomStringConvertible {
     case alreadyRunning(topic: String)
     /// A notification or row that is not what this package writes.
     case malformed(String)
+    /// `resumingAfter:` (or the cursor after a reconnect) is past the topic's last value: the
+    /// topic was reset, the database restored from a backup, or the cursor belongs to another
+    /// database. Ends the subject whatever the `MissedValuesPolicy`: nothing after such a cursor
+    /// can be trusted. Start again without `resumingAfter:`.
+    case cursorAhead(topic: String, cursor: Int64, head: Int64)
+    /// `send` after `run()` returned: the subject is stopped.
+    case stopped(topic: String)
 
     /// A sentence naming the problem.
     public var description: String {
@@ -98,6 +105,17 @@ public enum PostgresReplayError: Error, Sendable, CustomStringConvertible {
         case .missedValues(let missed): "missed values: \(missed)"
         case .alreadyRunning(let topic): "PostgresReplaySubject(topic: \(topic)).run() was called twice: a subject runs once"
         case .malformed(let what): "malformed: \(what)"
+        case .cursorAhead(let topic, let cursor, let head):
+            "\(topic): the cursor \(cursor) is past the topic's last value \(head) (topic reset, database restored, or another database's cursor)"
+        case .stopped(let topic): "PostgresReplaySubject(topic: \(topic)) is stopped: run() has returned"
+        }
+    }
+
+    /// Whether the error ends the subject (rather than the connection, which is retried).
+    var endsTheSubject: Bool {
+        switch self {
+        case .missedValues, .cursorAhead: true
+        case .alreadyRunning, .malformed, .stopped: false
         }
     }
 }

@@ -5,7 +5,8 @@ import Ripple
 ///
 /// `PostgresReplaySubject` keeps the retained values in a `ReplaySubject` whose ages must be
 /// measured on the database's clock (the one `maxAge` is defined on), not this machine's. This
-/// scheduler's `now` is the database's time: the value's commit time while the listener hands
+/// scheduler's `now` is the database's time: the value's publishing time (taken under the topic's
+/// lock, never behind the previous value's) while the listener hands
 /// a value to the buffer (set with `stamping(_:_:)`, so a value replayed at start-up keeps its real
 /// age), otherwise the database's time at the last contact plus the monotonic time since.
 /// It never runs actions of its own: `schedule` forwards to a `BackgroundScheduler`.

@@ -40,28 +40,39 @@ struct FeedCursor: Equatable {
         var sequences: ClosedRange<Int64>
     }
 
-    /// Takes rows read after `last` (ascending), and the topic's head read *before* them.
-    /// Returns the rows to deliver, in order, and the values missed before the first of them (or
-    /// before `head`, when nothing newer than `last` is retained). Rows at or below `last` are
-    /// dropped.
-    mutating func accept(rows: [Int64], headBefore head: Int64) -> (deliver: Range<Int>, missed: Missed?) {
+    /// What to do with the rows of a catch-up, in order.
+    enum Step: Equatable {
+        /// Deliver the row at this index.
+        case deliver(Int)
+        /// These values will never come: report them, then go on.
+        case missed(Missed)
+        /// The cursor is ahead of the topic's head: the topic was reset, the database restored
+        /// from a backup, or the cursor belongs to another database. Nothing after it can be
+        /// trusted: fail.
+        case cursorAhead(head: Int64)
+    }
+
+    /// Takes rows read after `last` (ascending by sequence), and the topic's head read *before*
+    /// them. Returns what to do, in order: each row after `last` is delivered, and every hole
+    /// before a row (or before `head`, when nothing newer is retained) is reported as missed.
+    /// Retention only ever deletes a prefix, so a hole is normally at the front; a hole in the
+    /// middle (rows removed by hand) is reported the same way, never skipped in silence.
+    mutating func accept(rows: [Int64], headBefore head: Int64) -> [Step] {
         let start = last ?? 0
-        var firstNew = rows.startIndex
-        while firstNew < rows.endIndex, rows[firstNew] <= start { firstNew += 1 }
-        var missed: Missed?
-        if firstNew < rows.endIndex {
-            let first = rows[firstNew]
-            if first > start + 1 { missed = Missed(sequences: (start + 1)...(first - 1)) }
-            precondition(zip(rows[firstNew...], rows[firstNew...].dropFirst()).allSatisfy { $1 == $0 + 1 },
-                         "FeedCursor: rows out of sequence order: \(rows)")
-            last = rows[rows.endIndex - 1]
-        } else if head > start {
-            missed = Missed(sequences: (start + 1)...head)
-            last = head
-        } else if last == nil {
-            last = start
+        if head < start { return [.cursorAhead(head: head)] }
+        var steps: [Step] = []
+        var expected = start + 1
+        for (index, sequence) in rows.enumerated() where sequence >= expected {
+            if sequence > expected { steps.append(.missed(Missed(sequences: expected...(sequence - 1)))) }
+            steps.append(.deliver(index))
+            expected = sequence + 1
         }
-        return (firstNew..<rows.endIndex, missed)
+        if expected <= head, !steps.contains(where: { if case .deliver = $0 { true } else { false } }) {
+            steps.append(.missed(Missed(sequences: expected...head)))
+            expected = head + 1
+        }
+        last = expected - 1
+        return steps
     }
 
     /// Takes a new instance's first catch-up: the topic's head and the retained tail it chose to
@@ -78,7 +89,7 @@ struct FeedCursor: Equatable {
     }
 }
 
-/// A notification's payload: `SEQ EPOCH[ JSON]`, the value's sequence, its commit timestamp on the
+/// A notification's payload: `SEQ EPOCH[ JSON]`, the value's sequence, its publishing time on the
 /// database's clock (seconds since 1970), and the value itself when it fits NOTIFY's limit.
 struct NotificationPayload: Equatable, Sendable {
     var sequence: Int64

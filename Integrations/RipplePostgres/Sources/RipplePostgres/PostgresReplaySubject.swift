@@ -43,6 +43,8 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
     public let maxAge: Duration?
     /// What happens when values were trimmed before this instance read them.
     public let onMissedValues: MissedValuesPolicy
+    /// How often the idle listener checks that its connection still answers.
+    public let heartbeat: Duration
 
     /// The NOTIFY channel: `ripple_` and a hash of the topic (channels are identifiers of at
     /// most 63 bytes; topics are any text).
@@ -67,6 +69,10 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
     ///   - resumingAfter: A `lastDeliveredSequence` this instance kept from an earlier run: it
     ///     then delivers every retained value after it, instead of the last `capacity`.
     ///   - onMissedValues: What happens when retention trimmed values before this instance read them.
+    ///   - heartbeat: How often the listener checks its connection (`SELECT 1`, answered within the
+    ///     same time or the connection is closed and opened again): a half-open TCP connection —
+    ///     a NAT that forgot it, a failed-over VM — never reports itself, and without the check
+    ///     the listener would wait on it for ever while values are committed.
     ///   - configuration: How to reach PostgreSQL (`PostgresConnection.Configuration.environment()`
     ///     reads libpq's `PGHOST`, `PGPORT`, …).
     ///   - logger: Where connection changes and missed values are logged.
@@ -77,16 +83,19 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
         maxAge: Duration? = nil,
         resumingAfter: Int64? = nil,
         onMissedValues: MissedValuesPolicy = .fail,
+        heartbeat: Duration = .seconds(5),
         configuration: PostgresConnection.Configuration,
         logger: Logger
     ) {
         precondition(capacity >= 1, "PostgresReplaySubject(topic: \(topic)) needs a capacity of at least 1, got \(capacity)")
         precondition(maxAge.map { $0 > .zero } ?? true, "PostgresReplaySubject(topic: \(topic)) needs a positive maxAge, got \(maxAge!)")
+        precondition(heartbeat > .zero, "PostgresReplaySubject(topic: \(topic)) needs a positive heartbeat, got \(heartbeat)")
         precondition(resumingAfter.map { $0 >= 0 } ?? true, "PostgresReplaySubject(topic: \(topic)): resumingAfter must not be negative, got \(resumingAfter!)")
         self.topic = topic
         self.capacity = capacity
         self.maxAge = maxAge
         self.onMissedValues = onMissedValues
+        self.heartbeat = heartbeat
         self.channel = Self.channel(for: topic)
         self.configuration = configuration
         var logger = logger
@@ -98,7 +107,7 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
         } else {
             local = ReplaySubject(capacity: capacity)
         }
-        publisher = Publisher(configuration: Connections.named(configuration, "ripple publisher \(topic)"), logger: logger)
+        publisher = Publisher(topic: topic, configuration: Connections.named(configuration, "ripple publisher \(topic)"), logger: logger)
         delivered = Atomic(resumingAfter ?? -1)
     }
 
@@ -129,7 +138,8 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
     public var currentConnectionState: ConnectionState { state.value }
 
     /// Values this instance will never deliver, under `MissedValuesPolicy.skip` (hot: only gaps
-    /// found after subscribing).
+    /// found after subscribing — a subscriber joining later replays the values on both sides of an
+    /// earlier gap without it, so watch this signal from the start if gaps matter).
     public var missedValues: Signal<MissedValues> { missed.asSignal() }
 
     /// The sequence of the last value this instance delivered (or decided it missed), for
@@ -147,8 +157,9 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
     /// The subscribers of this instance, like every other's, receive it from the listener when
     /// it is committed, in the topic's order — not before `send` returns, and only while `run()`
     /// runs. Opens a connection of its own on first use (and after one fails), creating the
-    /// tables if missing. If the connection fails during the call, the error is thrown and
-    /// whether the value was committed is unknown, as with any database write.
+    /// tables if missing; `run()` closes it when it returns, and later sends throw
+    /// `PostgresReplayError.stopped`. If the connection fails during the call, the error is thrown
+    /// and whether the value was committed is unknown, as with any database write.
     @discardableResult
     public func send(_ value: Value) async throws -> Int64 {
         let json = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
@@ -195,6 +206,8 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
         if failure == nil { local.sendCompleted() }
         logger.debug("stopped", metadata: failure.map { ["error": "\($0)"] })
         state.sendNext(.stopped)
+        state.sendCompleted()
+        missed.sendCompleted()
         if let failure { throw failure }
     }
 
@@ -215,8 +228,12 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
                         state.sendNext(.live)
                         logger.debug("live", metadata: ["ripple.sequence": "\(cursor.last ?? 0)"])
                         backoff = .milliseconds(50)
-                        for try await notification in notifications {
-                            try await handle(notification.payload, &cursor, on: connection)
+                        try await withThrowingTaskGroup(of: Void.self) { watchers in
+                            watchers.addTask { [self] in await watch(connection) }
+                            for try await notification in notifications {
+                                try await handle(notification.payload, &cursor, on: connection)
+                            }
+                            watchers.cancelAll()
                         }
                         if !Task.isCancelled { throw PostgresReplayError.malformed("the listener's notifications ended") }
                     }
@@ -226,11 +243,45 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
                     throw error
                 }
             } catch let error as PostgresReplayError {
-                if case .missedValues = error { throw error }
+                if error.endsTheSubject { throw error }
                 try await reconnectLater(after: error, &backoff)
             } catch {
                 if Task.isCancelled { return }
                 try await reconnectLater(after: error, &backoff)
+            }
+        }
+    }
+
+    /// Checks every `heartbeat` that the listener's connection answers; closes it when it does not
+    /// answer within another `heartbeat` (which ends the notifications with an error: the listener
+    /// reconnects and catches up). Returns when cancelled or after closing the connection.
+    private func watch(_ connection: PostgresConnection) async {
+        while true {
+            do { try await Task.sleep(for: heartbeat) } catch { return }
+            let answered = await withTaskGroup(of: Bool.self) { probe in
+                probe.addTask { [logger] in
+                    do {
+                        for try await _ in try await connection.query("SELECT 1", logger: logger) {}
+                        return true
+                    } catch {
+                        return false
+                    }
+                }
+                probe.addTask { [heartbeat] in
+                    try? await Task.sleep(for: heartbeat)
+                    return false
+                }
+                let first = await probe.next() ?? false
+                // A query on a dead connection returns only once it is closed: close it first.
+                if !first { try? await connection.close() }
+                probe.cancelAll()
+                return first
+            }
+            if !answered {
+                if !Task.isCancelled {
+                    logger.warning("the listener's connection did not answer within \(heartbeat): reconnecting")
+                }
+                return
             }
         }
     }
@@ -278,10 +329,20 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
             {
                 rows.append(try row.decode((Int64, Double, String).self))
             }
-            let (fresh, gap) = cursor.accept(rows: rows.map(\.sequence), headBefore: head)
-            if let gap { try report(MissedValues(topic: topic, sequences: gap.sequences, reason: .trimmed)) }
-            if rows.isEmpty, gap != nil { delivered.store(cursor.last ?? 0, ordering: .releasing) }
-            for row in rows[fresh] { try deliver(row.sequence, row.epoch, row.json) }
+            for step in cursor.accept(rows: rows.map(\.sequence), headBefore: head) {
+                switch step {
+                case .deliver(let index):
+                    try deliver(rows[index].sequence, rows[index].epoch, rows[index].json)
+                case .missed(let gap):
+                    delivered.store(gap.sequences.upperBound, ordering: .releasing)
+                    try report(MissedValues(topic: topic, sequences: gap.sequences, reason: .trimmed))
+                case .cursorAhead(let head):
+                    let error = PostgresReplayError.cursorAhead(topic: topic, cursor: after, head: head)
+                    logger.error("the cursor is ahead of the topic", metadata: ["error": "\(error)"])
+                    local.sendError(error)
+                    throw error
+                }
+            }
             if rows.count < batch { return }
         }
     }
@@ -303,7 +364,7 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
         }
     }
 
-    /// Decodes and sends one value to the local subscribers, stamped with its commit time.
+    /// Decodes and sends one value to the local subscribers, stamped with its publishing time.
     private func deliver(_ sequence: Int64, _ epoch: Double, _ json: String) throws {
         let value: Value
         do {

@@ -7,16 +7,22 @@ import PostgresNIO
 actor Publisher {
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
+    private let topic: String
     private var connection: PostgresConnection?
     private var opening: Task<PostgresConnection, any Error>?
+    /// Set by `close()`: no connection is opened after it.
+    private var closed = false
 
-    init(configuration: PostgresConnection.Configuration, logger: Logger) {
+    init(topic: String, configuration: PostgresConnection.Configuration, logger: Logger) {
+        self.topic = topic
         self.configuration = configuration
         self.logger = logger
     }
 
     /// The open connection, or a new one (creating the tables if missing).
+    /// - Throws: `PostgresReplayError.stopped` after `close()`.
     func current() async throws -> PostgresConnection {
+        if closed { throw PostgresReplayError.stopped(topic: topic) }
         if let connection, !connection.isClosed { return connection }
         if let opening { return try await opening.value }
         let task = Task { [configuration, logger] in
@@ -32,6 +38,10 @@ actor Publisher {
         opening = task
         defer { opening = nil }
         let connection = try await task.value
+        if closed {  // closed while opening: this one is not kept
+            try? await connection.close()
+            throw PostgresReplayError.stopped(topic: topic)
+        }
         self.connection = connection
         return connection
     }
@@ -51,8 +61,9 @@ actor Publisher {
         }
     }
 
-    /// Closes the connection; a later send opens a new one.
+    /// Closes the connection for good (one being opened is closed once open); later sends throw.
     func close() async {
+        closed = true
         let closing = connection
         connection = nil
         try? await closing?.close()
@@ -91,8 +102,10 @@ extension Schema {
                 PERFORM pg_advisory_xact_lock(74122026);
                 CREATE TABLE IF NOT EXISTS ripple_topics (
                     topic text PRIMARY KEY,
-                    head bigint NOT NULL
+                    head bigint NOT NULL,
+                    last_at timestamptz NOT NULL DEFAULT '-infinity'
                 );
+                ALTER TABLE ripple_topics ADD COLUMN IF NOT EXISTS last_at timestamptz NOT NULL DEFAULT '-infinity';
                 CREATE TABLE IF NOT EXISTS ripple_values (
                     topic text NOT NULL,
                     seq bigint NOT NULL,

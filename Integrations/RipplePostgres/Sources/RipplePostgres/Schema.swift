@@ -3,14 +3,16 @@ import PostgresNIO
 /// The tables every instance shares, and the statements that read and write them.
 ///
 /// ```sql
-/// ripple_topics (topic text PRIMARY KEY, head bigint)          -- the last sequence given out
+/// ripple_topics (topic text PRIMARY KEY, head bigint, last_at timestamptz)  -- the last sequence and time given out
 /// ripple_values (topic text, seq bigint, created_at timestamptz, payload text,
 ///                PRIMARY KEY (topic, seq))                      -- the retained values, JSON
 /// ```
 ///
 /// One publish is one statement, so one transaction: it increments the topic's `head` under the
-/// row's lock, inserts the value with that sequence, trims what retention lets go, and queues the
-/// notification. The lock is held until commit, and PostgreSQL queues a transaction's
+/// row's lock and takes the time there too (`greatest(clock_timestamp(), last_at)`: never behind
+/// the previous value's, even if the server's clock steps back), so `created_at` grows with `seq`
+/// and an age cut is always a prefix; it inserts the value with that sequence, trims what
+/// retention lets go, and queues the notification. The lock is held until commit, and PostgreSQL queues a transaction's
 /// notifications before it releases its locks, so sequence order, commit order and notification
 /// order are one order (see the package README).
 enum Schema {
@@ -27,12 +29,13 @@ enum Schema {
         static let name = "ripple_publish_v1"
         static let sql = """
             WITH next AS (
-                INSERT INTO ripple_topics AS t (topic, head) VALUES ($1, 1)
-                ON CONFLICT (topic) DO UPDATE SET head = t.head + 1
-                RETURNING head
+                INSERT INTO ripple_topics AS t (topic, head, last_at) VALUES ($1, 1, clock_timestamp())
+                ON CONFLICT (topic) DO UPDATE
+                    SET head = t.head + 1, last_at = greatest(clock_timestamp(), t.last_at)
+                RETURNING head, last_at
             ), stored AS (
-                INSERT INTO ripple_values (topic, seq, payload)
-                SELECT $1, head, $2 FROM next
+                INSERT INTO ripple_values (topic, seq, created_at, payload)
+                SELECT $1, head, last_at, $2 FROM next
                 RETURNING seq, created_at
             ), by_count AS (
                 DELETE FROM ripple_values

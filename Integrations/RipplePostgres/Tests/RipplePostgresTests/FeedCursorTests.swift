@@ -23,28 +23,36 @@ import Testing
 
     @Test func rowsFollowingTheCursorAreDeliveredWithoutAGap() {
         var cursor = FeedCursor(resumingAfter: 4)
-        let (deliver, missed) = cursor.accept(rows: [3, 4, 5, 6], headBefore: 6)
-        #expect(deliver == 2..<4)
-        #expect(missed == nil)
+        #expect(cursor.accept(rows: [3, 4, 5, 6], headBefore: 6) == [.deliver(2), .deliver(3)])
         #expect(cursor.last == 6)
     }
 
     @Test func rowsStartingAfterTheCursorReportTheTrimmedOnes() {
         var cursor = FeedCursor(resumingAfter: 4)
-        let (deliver, missed) = cursor.accept(rows: [9, 10], headBefore: 10)
-        #expect(deliver == 0..<2)
-        #expect(missed == FeedCursor.Missed(sequences: 5...8))
+        #expect(cursor.accept(rows: [9, 10], headBefore: 10)
+                == [.missed(FeedCursor.Missed(sequences: 5...8)), .deliver(0), .deliver(1)])
         #expect(cursor.last == 10)
+    }
+
+    @Test func aHoleInTheMiddleIsReportedNotACrashNorSilence() {
+        var cursor = FeedCursor(resumingAfter: 0)
+        #expect(cursor.accept(rows: [1, 2, 5, 6], headBefore: 6)
+                == [.deliver(0), .deliver(1), .missed(FeedCursor.Missed(sequences: 3...4)), .deliver(2), .deliver(3)])
+        #expect(cursor.last == 6)
     }
 
     @Test func nothingRetainedAfterTheCursorButAHigherHeadReportsEverythingMissed() {
         var cursor = FeedCursor(resumingAfter: 4)
-        let (deliver, missed) = cursor.accept(rows: [], headBefore: 12)
-        #expect(deliver.isEmpty)
-        #expect(missed == FeedCursor.Missed(sequences: 5...12))
+        #expect(cursor.accept(rows: [], headBefore: 12) == [.missed(FeedCursor.Missed(sequences: 5...12))])
         #expect(cursor.last == 12)
         // Caught up: the same head again is no gap.
-        #expect(cursor.accept(rows: [], headBefore: 12).missed == nil)
+        #expect(cursor.accept(rows: [], headBefore: 12).isEmpty)
+    }
+
+    @Test func aCursorAheadOfTheHeadIsReportedAndKept() {
+        var cursor = FeedCursor(resumingAfter: 50)
+        #expect(cursor.accept(rows: [], headBefore: 6) == [.cursorAhead(head: 6)])
+        #expect(cursor.last == 50)
     }
 
     @Test func aNewInstanceStartsAtTheHeadWithoutReportingWhatCameBeforeItsTail() {

@@ -10,11 +10,11 @@ import Testing
 
 private func subject<Value>(
     _ topic: String, capacity: Int = 100, maxAge: Duration? = nil, resumingAfter: Int64? = nil,
-    onMissedValues: MissedValuesPolicy = .fail, of: Value.Type = String.self
+    onMissedValues: MissedValuesPolicy = .fail, heartbeat: Duration = .seconds(5), of: Value.Type = String.self
 ) throws -> PostgresReplaySubject<Value> {
     PostgresReplaySubject<Value>(
         topic: topic, capacity: capacity, maxAge: maxAge, resumingAfter: resumingAfter,
-        onMissedValues: onMissedValues, configuration: try TestDatabase.configuration, logger: TestDatabase.logger)
+        onMissedValues: onMissedValues, heartbeat: heartbeat, configuration: try TestDatabase.configuration, logger: TestDatabase.logger)
 }
 
 /// Against a real server (`.ci/postgres start`); serialized, because one test restarts it.
@@ -244,6 +244,84 @@ struct PostgresReplaySubjectTests {
         #expect(await eventually { received.values.last == 14 })
         await running.stop()
         #expect(received.values == [9, 10, 11, 12, 13, 14] && received.completions == 1)
+    }
+
+    @Test func aCursorAheadOfTheTopicEndsTheSubjectWithAnErrorWhateverThePolicy() async throws {
+        let topic = TestDatabase.topic("ahead")
+        let publisher = try subject(topic, of: Int.self)
+        for i in 1...3 { try await publisher.send(i) }
+        for policy in [MissedValuesPolicy.skip, .fail] {
+            let stale = try subject(topic, resumingAfter: 50, onMissedValues: policy, of: Int.self)
+            let received = Recorder<Int>()
+            received.attach(stale)
+            let result = await Task { try await stale.run() }.result
+            #expect(throws: PostgresReplayError.self) { try result.get() }
+            #expect(received.values.isEmpty && received.errors.count == 1)
+            guard case .cursorAhead(_, 50, 3)? = received.errors.first as? PostgresReplayError else {
+                Issue.record("expected cursorAhead, got \(received.errors)")
+                continue
+            }
+        }
+    }
+
+    @Test func aServerClockSteppingBackKeepsAgesInSequenceOrder() async throws {
+        // created_at is taken under the topic's lock and never goes behind the previous value's:
+        // emulate a server clock that ran 10 s ahead for value 3, then stepped back.
+        let topic = TestDatabase.topic("clock")
+        let publisher = try subject(topic, maxAge: .seconds(5), of: Int.self)
+        for i in 1...3 { try await publisher.send(i) }
+        try await TestDatabase.sql("UPDATE ripple_topics SET last_at = last_at + interval '10 seconds' WHERE topic = \(topic) RETURNING head::text")
+        try await TestDatabase.sql("UPDATE ripple_values SET created_at = created_at + interval '10 seconds' WHERE topic = \(topic) AND seq = 3 RETURNING seq::text")
+        for i in 4...6 { try await publisher.send(i) }
+        let order = try await TestDatabase.sql("""
+            SELECT count(*)::text FROM (SELECT created_at < lag(created_at) OVER (ORDER BY seq) AS back
+            FROM ripple_values WHERE topic = \(topic)) AS x WHERE back
+            """)
+        #expect(order == ["0"])
+        // A new instance with maxAge replays a suffix, without a hole and without a crash.
+        let joiner = try subject(topic, maxAge: .seconds(5), of: Int.self)
+        let received = Recorder<Int>()
+        received.attach(joiner)
+        let running = try await Running(joiner)
+        #expect(received.values == [1, 2, 3, 4, 5, 6])
+        await running.stop()
+    }
+
+    @Test(.enabled(if: getuid() == 0, "needs to stop a server process (root)"))
+    func aListenerWhoseConnectionStopsAnsweringReconnectsAndCatchesUp() async throws {
+        // SIGSTOP on the listener's backend: the TCP connection stays open and says nothing, as a
+        // half-open connection does. The heartbeat notices, closes it and catches up.
+        let topic = TestDatabase.topic("silent")
+        let follower = try await Running(try subject(topic, heartbeat: .milliseconds(300), of: Int.self))
+        let received = Recorder<Int>()
+        received.attach(follower.feed)
+        let name = String("ripple listener \(topic)".prefix(63))
+        let pids = try await TestDatabase.sql("SELECT pid::text FROM pg_stat_activity WHERE application_name = \(name)")
+        let pid = try #require(pids.first.flatMap { $0 }.flatMap { pid_t($0) })
+        #expect(kill(pid, SIGSTOP) == 0)
+        defer { kill(pid, SIGCONT) }
+        let publisher = try subject(topic, of: Int.self)
+        for i in 0..<20 { try await publisher.send(i) }
+        #expect(await eventually(10) { received.values.count == 20 })
+        #expect(received.values == Array(0..<20))
+        kill(pid, SIGCONT)
+        try await publisher.send(20)
+        #expect(await eventually { received.values.count == 21 })
+        await follower.stop()
+    }
+
+    @Test func afterRunReturnsSendThrowsAndTheStateSignalsComplete() async throws {
+        let topic = TestDatabase.topic("stopped")
+        let feed = try subject(topic)
+        let states = Recorder<ConnectionState>()
+        states.attach(feed.connectionState)
+        let gaps = Recorder<MissedValues>()
+        gaps.attach(feed.missedValues)
+        let running = try await Running(feed)
+        try await feed.send("before")
+        await running.stop()
+        #expect(states.completions == 1 && gaps.completions == 1)
+        await #expect(throws: PostgresReplayError.self) { try await feed.send("after") }
     }
 
     @Test func gracefulShutdownCompletesEverySubscriptionOnce() async throws {

@@ -12,7 +12,8 @@ let package = Package(
         .target(
             name: "Ripple", dependencies: ["CRippleThread"], path: "Sources/Ripple",
             exclude: ["Core/Model"]),  // the Promela models (spin)
-        // One inline C function: the thread pointer, for the delivery turn's uncontended path.
+        // Inline C for the hot paths: the thread pointer (the delivery turn's uncontended path) and
+        // StackGuard's per-thread stack bounds (the stack check on every send).
         .target(name: "CRippleThread", path: "Sources/CRippleThread"),
         .target(name: "RipplePlayground", dependencies: ["Ripple"], path: "Sources/RipplePlayground"),
         .executableTarget(name: "ripple-playground", dependencies: ["RipplePlayground"], path: "Playground"),

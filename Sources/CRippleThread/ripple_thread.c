@@ -1,5 +1,6 @@
 // The C target: the thread pointer (inline, in include/ripple_thread.h), the ThreadSanitizer
-// hooks found at load time, and the per-thread count of held Ripple locks.
+// hooks found at load time, the per-thread stack bounds of StackGuard, and the per-thread count of
+// held Ripple locks.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include "ripple_thread.h"
@@ -17,6 +18,8 @@ __attribute__((constructor)) static void ripple_find_tsan(void) {
         ripple_tsan_release_hook = (void (*)(const void *))release;
     }
 }
+
+__thread ripple_stack_bounds ripple_stack_bounds_of_thread = {0, 0, 0};
 
 static __thread long locks_held = 0;
 

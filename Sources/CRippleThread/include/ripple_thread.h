@@ -25,6 +25,53 @@ static inline __attribute__((always_inline)) uintptr_t ripple_thread_pointer(voi
 #endif
 }
 
+/// The calling thread's stack as `StackGuard` sees it: `low` (its lowest address), `high` (just
+/// past its highest) and `water_mark` (below which it counts as near its end). All zero until
+/// `StackGuard` computes them, once per thread; an unknown stack is stored as low = water_mark
+/// = 0, high = 1 (every address has room). Kept in plain thread-local storage so the check on
+/// every send is a few instructions: no call, no lookup, nothing to free when the thread exits.
+typedef struct {
+    uintptr_t low;
+    uintptr_t high;
+    uintptr_t water_mark;
+} ripple_stack_bounds;
+
+/// This thread's `ripple_stack_bounds` (defined in ripple_thread.c).
+static inline __attribute__((always_inline)) ripple_stack_bounds *_Nonnull ripple_current_stack_bounds(void) {
+    extern __thread ripple_stack_bounds ripple_stack_bounds_of_thread;
+    return &ripple_stack_bounds_of_thread;
+}
+
+/// An address in the calling frame on the thread's real stack. Unlike a local variable's
+/// address it is never in an AddressSanitizer "fake stack" frame on the heap (use-after-return
+/// detection moves locals there), so no mapping back is needed.
+static inline __attribute__((always_inline)) uintptr_t ripple_stack_pointer(void) {
+#if defined(__x86_64__)
+    uintptr_t pointer;
+    __asm__ volatile("mov %%rsp, %0" : "=r"(pointer));
+    return pointer;
+#elif defined(__aarch64__)
+    uintptr_t pointer;
+    __asm__ volatile("mov %0, sp" : "=r"(pointer));
+    return pointer;
+#else
+    return (uintptr_t)__builtin_frame_address(0);
+#endif
+}
+
+/// `StackGuard.hasRoom`'s fast path: 1 when the calling thread's stack pointer is not within
+/// the last stretch of its stack (or lies off it), 0 when it is, -1 when this thread's bounds
+/// are not computed yet. One thread-local load of each bound and a compare: it runs on every
+/// send and subscriber delivery.
+static inline __attribute__((always_inline)) int ripple_stack_has_room(void) {
+    const ripple_stack_bounds *bounds = ripple_current_stack_bounds();
+    uintptr_t high = bounds->high;
+    if (__builtin_expect(high == 0, 0)) return -1;
+    uintptr_t here = ripple_stack_pointer();
+    // Near the end iff low <= here < water_mark; off the stack (below low: wraps) has room.
+    return (here - bounds->low) >= (bounds->water_mark - bounds->low);
+}
+
 /// ThreadSanitizer's `__tsan_acquire` and `__tsan_release`, when the TSan runtime is in the
 /// process (looked up with `dlsym` when the library loads), else null.
 ///

@@ -1,3 +1,4 @@
+import CRippleThread
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -23,7 +24,7 @@ import Darwin
 /// `ImmediateScheduler` trampoline and its `RippleDebug.Scope`, so scheduling and leak
 /// counting behave as on the caller's thread.
 ///
-/// The check costs a thread-specific read and a compare; a chain of ordinary depth never
+/// The check costs two thread-local loads and a compare; a chain of ordinary depth never
 /// leaves its thread. Code that depends on the thread's identity (a thread-affine lock
 /// held across a send, `Thread.current`, `DispatchQueue.getSpecific`) sees the new thread
 /// once a chain is tens of thousands of operators deep.
@@ -55,11 +56,24 @@ enum StackGuard {
     static let runsUnderThreadSanitizer = processSymbol("__tsan_func_entry") != nil
 
     /// Whether the current thread has more than `reserve` bytes of stack left.
+    ///
+    /// Runs on every send and (every `relayStride` levels) every delivery, so its common path
+    /// is inline and a few instructions: the thread's bounds live in C thread-local storage
+    /// (`ripple_stack_has_room`) and are compared with the stack pointer, which is always on
+    /// the real stack (never in an AddressSanitizer fake frame). Only a thread's first check
+    /// computes its bounds.
     @inlinable
     static func hasRoom() -> Bool {
-        var marker: UInt8 = 0
-        let here = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
-        return !isNearTheEnd(here)
+        let room = ripple_stack_has_room()
+        if _fastPath(room >= 0) { return room != 0 }
+        return hasRoomOnNewThread()
+    }
+
+    /// `hasRoom` on a thread whose bounds are not computed yet: computes them, then checks.
+    @usableFromInline @inline(never)
+    static func hasRoomOnNewThread() -> Bool {
+        _ = boundsOfCurrentThread()
+        return ripple_stack_has_room() != 0
     }
 
     /// Runs `body` here when there is room, else on a fresh stack, and returns its result.
@@ -73,7 +87,7 @@ enum StackGuard {
     /// thread's stack. A thread whose stack is unknown counts as having room.
     @usableFromInline
     static func isNearTheEnd(_ address: UInt) -> Bool {
-        let bounds = boundsOfCurrentThread().pointee
+        let bounds = boundsOfCurrentThread()
         let onStack = stackAddress(address, of: bounds)
         return onStack >= bounds.low && onStack < bounds.waterMark
     }
@@ -86,7 +100,7 @@ enum StackGuard {
     /// addresses say nothing about the stack; ASan's interface maps such a frame back to the
     /// real frame it stands for. Tests that measure stack growth use this too.
     static func stackAddress(of pointer: UnsafeRawPointer) -> UInt {
-        stackAddress(UInt(bitPattern: pointer), of: boundsOfCurrentThread().pointee)
+        stackAddress(UInt(bitPattern: pointer), of: boundsOfCurrentThread())
     }
 
     /// `address` itself when it lies on the stack `bounds` describes; otherwise mapped from an
@@ -103,15 +117,16 @@ enum StackGuard {
     }
 
     /// The current thread's stack bottom and water mark, computed once per thread and kept in
-    /// thread-specific storage (freed when the thread exits).
-    private static func boundsOfCurrentThread() -> UnsafeMutablePointer<StackBounds> {
-        if let cached = pthread_getspecific(stackBoundsKey) {
-            return cached.assumingMemoryBound(to: StackBounds.self)
+    /// C thread-local storage (`ripple_current_stack_bounds`: plain data, nothing to free).
+    private static func boundsOfCurrentThread() -> StackBounds {
+        let stored = ripple_current_stack_bounds()
+        if stored.pointee.high == 0 {
+            let bounds = computeBounds()
+            // An unknown stack is stored as high = 1: computed, and no address is near its end.
+            stored.pointee = ripple_stack_bounds(low: bounds.low, high: max(bounds.high, 1), water_mark: bounds.waterMark)
         }
-        let bounds = UnsafeMutablePointer<StackBounds>.allocate(capacity: 1)
-        bounds.initialize(to: computeBounds())
-        pthread_setspecific(stackBoundsKey, bounds)
-        return bounds
+        let bounds = stored.pointee
+        return StackBounds(low: bounds.low, high: bounds.high, waterMark: bounds.water_mark)
     }
 
     private static func computeBounds() -> StackBounds {
@@ -256,13 +271,4 @@ private let addressSanitizerFakeStack: (current: CurrentFakeStack, realFrame: Re
           let realFrame = processSymbol("__asan_addr_is_in_fake_stack") else { return nil }
     return (unsafeBitCast(current, to: CurrentFakeStack.self),
             unsafeBitCast(realFrame, to: RealFrameOfFakeAddress.self))
-}()
-
-private let stackBoundsKey: pthread_key_t = {
-    var key = pthread_key_t()
-    let status = pthread_key_create(&key) { pointer in
-        pointer?.assumingMemoryBound(to: StackBounds.self).deallocate()
-    }
-    precondition(status == 0, "Ripple: pthread_key_create failed with \(status)")
-    return key
 }()

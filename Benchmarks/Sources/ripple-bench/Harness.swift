@@ -31,9 +31,14 @@ enum System {
 /// interposed allocator over the same rounds.
 struct Harness {
     let repetitions: Int
+    /// Whether each system runs once untimed first.
+    var warmUp = true
+    /// Only these systems, when set (`--operations` runs Ripple alone).
+    var systems: Set<String>? = nil
 
     func measure(_ workload: Workload) -> [Row] {
-        for system in workload.systems { _ = system.run() }  // warm-up
+        let workload = Workload(name: workload.name, systems: workload.systems.filter { systems?.contains($0.name) ?? true })
+        if warmUp { for system in workload.systems { _ = system.run() } }
         var times = [[Double]](repeating: [], count: workload.systems.count)
         var allocations = [[Double]](repeating: [], count: workload.systems.count)
         for _ in 0..<repetitions {

@@ -9,10 +9,12 @@ final class Accumulator: @unchecked Sendable {
     var total = 0
 }
 
-/// The workloads of the suite. `scale` divides every size (`--quick` uses 100).
+/// The workloads of the suite. `scale` divides every size (`--quick` uses 100); `fixedSize`
+/// (`--operations`) replaces every size.
 struct Workloads {
     let scale: Int
-    private func size(_ n: Int) -> Int { max(1, n / scale) }
+    var fixedSize: Int? = nil
+    private func size(_ n: Int) -> Int { fixedSize ?? max(1, n / scale) }
 
     // MARK: 1. fanout-N
 

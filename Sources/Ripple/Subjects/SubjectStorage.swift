@@ -289,7 +289,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
         RippleDebug.checkNoLockHeld("a subject's subscriber callbacks")
         switch work {
         case .event(let event):
-            return subscribers.slots.withUnsafeBufferPointer { slots in
+            return subscribers.withSlots { slots in
                 if case .next(let value) = event {
                     for case let unmanaged? in slots {
                         unmanaged._withUnsafeGuaranteedRef { entry in

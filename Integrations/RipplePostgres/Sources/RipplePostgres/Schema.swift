@@ -23,8 +23,10 @@ enum Schema {
     /// Publishes one value; returns its sequence. A prepared statement (planned once per
     /// connection: the plan of this statement costs more than running it).
     ///
-    /// Age trimming is done by the publisher every 64th value (a range scan of the topic's
-    /// retained rows); count trimming every time (at most the one row that fell out).
+    /// Trimming is done by the publisher of every 16th value (count: the rows beyond `capacity`,
+    /// so at most `capacity + 15` are kept) and every 64th (age: a range scan of the topic's rows);
+    /// readers never replay more than `capacity`, and an instance resuming with a cursor gets
+    /// every row still kept after it.
     struct Publish: PostgresPreparedStatement {
         static let name = "ripple_publish_v1"
         static let sql = """
@@ -39,7 +41,8 @@ enum Schema {
                 RETURNING seq, created_at
             ), by_count AS (
                 DELETE FROM ripple_values
-                WHERE topic = $1 AND seq <= (SELECT head FROM next) - $3
+                WHERE (SELECT head FROM next) % 16 = 0
+                  AND topic = $1 AND seq <= (SELECT head FROM next) - $3
             ), by_age AS (
                 DELETE FROM ripple_values
                 WHERE $4::float8 IS NOT NULL AND (SELECT head FROM next) % 64 = 0

@@ -1,3 +1,4 @@
+import Dispatch
 import NIOCore
 import NIOPosix
 import Ripple
@@ -67,14 +68,13 @@ private func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -
         #expect(!didRun)
 
         let immediate = Atomic(false)
-        let blocker = Mutex(())
         // Dispose an immediate action while the loop is busy, before it starts.
-        let busy = loop.submit { blocker.withLock { _ in } }
-        let d = blocker.withLock { _ in
-            let d = scheduler.schedule { immediate.store(true, ordering: .relaxed) }
-            d.dispose()
-            return d
-        }
+        let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let busy = loop.submit { started.signal(); release.wait() }
+        started.wait()
+        let d = scheduler.schedule { immediate.store(true, ordering: .relaxed) }
+        d.dispose()
+        release.signal()
         try await busy.get()
         try await loop.submit {}.get()
         let immediateRan = immediate.load(ordering: .relaxed)

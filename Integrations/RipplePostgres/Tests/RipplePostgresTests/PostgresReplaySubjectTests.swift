@@ -65,7 +65,9 @@ struct PostgresReplaySubjectTests {
         let late = Recorder<Int>()
         late.attach(b)
         #expect(late.values == [6, 7, 8, 9, 10])
-        #expect(try await TestDatabase.sql("SELECT count(*)::text FROM ripple_values WHERE topic = \(topic)") == ["5"])
+        // The table is trimmed to `capacity` by the publisher of every 16th value.
+        for i in 11...16 { try await a.feed.send(i) }
+        #expect(try await TestDatabase.sql("SELECT string_agg(seq::text, ',' ORDER BY seq) FROM ripple_values WHERE topic = \(topic)") == ["12,13,14,15,16"])
         await a.stop(); await runningB.stop()
     }
 
@@ -218,13 +220,13 @@ struct PostgresReplaySubjectTests {
         let topic = TestDatabase.topic("trimmed")
         let publisher = try subject(topic, capacity: 5, of: Int.self)
         for i in 1...3 { try await publisher.send(i) }
-        for i in 4...13 { try await publisher.send(i) }  // retained: 9...13
+        for i in 4...16 { try await publisher.send(i) }  // the 16th trims to the last 5: retained 12...16
 
         let strict = try subject(topic, capacity: 5, resumingAfter: 3, of: Int.self)
         let failed = Recorder<Int>()
         failed.attach(strict)
         let result = await Task { try await strict.run() }.result
-        let expected = MissedValues(topic: topic, sequences: 4...8, reason: .trimmed)
+        let expected = MissedValues(topic: topic, sequences: 4...11, reason: .trimmed)
         #expect(throws: PostgresReplayError.self) { try result.get() }
         #expect(failed.values.isEmpty && failed.completions == 0)
         #expect(failed.errors.count == 1)
@@ -239,11 +241,11 @@ struct PostgresReplaySubjectTests {
         received.attach(lenient)
         let running = try await Running(lenient)
         #expect(gaps.values == [expected])
-        #expect(received.values == [9, 10, 11, 12, 13])
-        try await publisher.send(14)
-        #expect(await eventually { received.values.last == 14 })
+        #expect(received.values == [12, 13, 14, 15, 16])
+        try await publisher.send(17)
+        #expect(await eventually { received.values.last == 17 })
         await running.stop()
-        #expect(received.values == [9, 10, 11, 12, 13, 14] && received.completions == 1)
+        #expect(received.values == [12, 13, 14, 15, 16, 17] && received.completions == 1)
     }
 
     @Test func aCursorAheadOfTheTopicEndsTheSubjectWithAnErrorWhateverThePolicy() async throws {

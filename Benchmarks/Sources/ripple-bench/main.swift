@@ -60,6 +60,12 @@ let plan: [(String, () -> [Row])] = [
     ("idle-subscriptions", { workloads.idleSubscriptions(harness: harness) }),
 ]
 
+if let exact, !plan.contains(where: { $0.0 == exact }) {
+    let names = plan.map(\.0).joined(separator: ", ")
+    FileHandle.standardError.write(Data("ripple-bench: no workload is named '\(exact)' (workloads: \(names))\n".utf8))
+    exit(2)
+}
+
 var rows: [Row] = []
 for (name, run) in plan where (filter.map({ name.contains($0) }) ?? true) && (exact.map({ name == $0 }) ?? true) {
     rows += run()

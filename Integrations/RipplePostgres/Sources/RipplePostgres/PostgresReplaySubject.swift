@@ -215,7 +215,9 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
     private func listen() async throws {
         var cursor = FeedCursor(resumingAfter: resumeAfter)
         var backoff = Duration.milliseconds(50)
-        let configuration = Connections.named(configuration, "ripple listener \(topic)")
+        var configuration = Connections.named(configuration, "ripple listener \(topic)")
+        // A lock wait never holds the listener for ever: it fails, and the listener reconnects.
+        configuration.options.additionalStartupParameters.append(("lock_timeout", "10s"))
         while !Task.isCancelled {
             state.sendNext(.connecting)
             do {

@@ -94,7 +94,8 @@ enum Connections {
 extension Schema {
     /// Creates the tables if missing. Concurrent `CREATE TABLE IF NOT EXISTS` from several
     /// instances can still collide in PostgreSQL's catalog, so the block takes a transaction-level
-    /// advisory lock first.
+    /// advisory lock first. When the tables exist it locks nothing else: no `ALTER TABLE` here,
+    /// whose exclusive lock would queue every publisher behind any reader of the table.
     static func ensure(on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(
             """
@@ -105,7 +106,6 @@ extension Schema {
                     head bigint NOT NULL,
                     last_at timestamptz NOT NULL DEFAULT '-infinity'
                 );
-                ALTER TABLE ripple_topics ADD COLUMN IF NOT EXISTS last_at timestamptz NOT NULL DEFAULT '-infinity';
                 CREATE TABLE IF NOT EXISTS ripple_values (
                     topic text NOT NULL,
                     seq bigint NOT NULL,

@@ -7,6 +7,10 @@ import Testing
 
 @testable import RipplePostgres
 
+/// Every suite that uses the server runs inside this one, one test at a time: a test restarts the
+/// server, and `ripple-feed` processes of one suite must not race another suite's listeners.
+@Suite(.serialized) enum Database {}
+
 /// The server the tests run against: libpq's variables (`.ci/postgres start` prints them).
 /// Without `PGHOST` the database tests are skipped, unless `RIPPLE_PG_REQUIRED` is set (CI sets
 /// it, so an unreachable server fails them instead).

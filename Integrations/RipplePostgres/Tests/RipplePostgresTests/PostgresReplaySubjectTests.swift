@@ -127,7 +127,8 @@ extension Database {
                 }
             }
             for after in [60, 180] {
-                #expect(await eventually { received.values.count >= after })
+                #expect(await eventually { received.values.count >= after },
+                        "received \(received.values.count); states: \(states.values.map(\.description))")
                 #expect(try await TestDatabase.terminateListeners(of: topic) == 1)
             }
             try await sending.value

@@ -1,10 +1,24 @@
 /// The built-in demos: scripts shipped in the executable, runnable by name (`demo NAME`) or
 /// as text (`run -`). The subject demos reproduce seeds/003 event for event.
 public struct Demo: Sendable {
+    /// The name `demo NAME` runs it by, such as `"replay-maxage"`.
+    ///
+    ///     Demo.all.first { $0.name == "subject" }?.summary   // "RACSubject: no history; …"
     public let name: String
+    /// One line on what the demo shows, printed by `ripple-playground list`.
+    ///
+    ///     for demo in Demo.all { print(demo.name, demo.summary) }
     public let summary: String
+    /// The demo's script, in the playground language, runnable with `Script.parse(_:)` and `Interpreter`.
+    ///
+    ///     if case .success(let script) = Script.parse(Demo.all[0].script) {
+    ///         Interpreter { print($0) }.run(script)
+    ///     }
     public let script: String
 
+    /// Every built-in demo, in tour order (the order `ripple-playground` with no argument runs them).
+    ///
+    ///     print(Demo.all.map(\.name).joined(separator: ", "))   // subject, behavior-subject, …
     public static let all: [Demo] = [
         Demo(name: "subject", summary: "RACSubject: no history; a subscriber sees only later values", script: """
             # seeds/003: RACSubject keeps no history: a value sent before anyone subscribed is lost.

@@ -10,6 +10,13 @@ public final class Interpreter {
         /// Draw the marble diagram after the run.
         public var marbles: Bool
 
+        /// Creates options; both are off by default.
+        ///
+        ///     let options = Interpreter.Options(times: true)   // "[  20ms] a: next 40"
+        ///
+        /// - Parameters:
+        ///   - times: Whether to prefix each line with its virtual time.
+        ///   - marbles: Whether to draw the marble diagram after the run.
         public init(times: Bool = false, marbles: Bool = false) {
             self.times = times
             self.marbles = marbles
@@ -36,6 +43,15 @@ public final class Interpreter {
     /// Keeps source recorders alive for the marble rows.
     private var recorders: [any Disposable] = []
 
+    /// Creates an interpreter that writes each output line to `output`.
+    ///
+    /// Each interpreter has its own `TestScheduler`, so runs never share time or state.
+    ///
+    ///     let interpreter = Interpreter(options: .init(marbles: true)) { print($0) }
+    ///
+    /// - Parameters:
+    ///   - options: How output looks.
+    ///   - output: Called with each line, without its newline.
     public init(options: Options = Options(), output: @escaping (String) -> Void) {
         self.options = options
         self.output = output

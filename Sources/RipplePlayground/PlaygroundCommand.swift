@@ -4,6 +4,9 @@ import Foundation
 /// returns the exit status (0 success, 2 a bad script or command line, 1 anything else).
 /// Input and output are injected, so tests run it without spawning a process.
 public struct PlaygroundCommand {
+    /// The usage text printed for `--help` and after a bad command line.
+    ///
+    ///     print(PlaygroundCommand.usage)
     public static let usage = """
         usage: ripple-playground                   the tour: every built-in demo in order
                ripple-playground list              the built-in demos
@@ -17,6 +20,17 @@ public struct PlaygroundCommand {
     let standardOutput: (String) -> Void
     let standardError: (String) -> Void
 
+    /// Creates a command with injected input and output, so tests need no process.
+    ///
+    ///     var out = ""
+    ///     let command = PlaygroundCommand(readStandardInput: { [] },
+    ///                                     standardOutput: { out += $0 }, standardError: { _ in })
+    ///     let status = command.run(["list"])   // 0, with the demos in `out`
+    ///
+    /// - Parameters:
+    ///   - readStandardInput: Reads all of standard input (for `run -`).
+    ///   - standardOutput: Writes text to standard output.
+    ///   - standardError: Writes text to standard error.
     public init(
         readStandardInput: @escaping () -> [UInt8],
         standardOutput: @escaping (String) -> Void,

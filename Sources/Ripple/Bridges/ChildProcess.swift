@@ -6,6 +6,10 @@ public struct ProcessExitError: Error, CustomStringConvertible, Sendable {
     public let status: Int32
     /// Whether the child was ended by a signal.
     public let signaled: Bool
+    /// A readable account of how the child ended, such as "exited with status 1".
+    ///
+    ///     Signal.run(executable: "/bin/false", arguments: [])
+    ///         .subscribe(error: { print($0) })   // exited with status 1
     public var description: String { signaled ? "terminated by signal \(status)" : "exited with status \(status)" }
 }
 

@@ -28,10 +28,25 @@ public final class ActionDisposable: Disposable, Sendable {
         state = Lock(State(action: nil))
     }
 
+    /// Whether ``dispose()`` has been called.
+    ///
+    /// Reading it is thread-safe; once true it stays true.
+    ///
+    ///     let d = ActionDisposable { print("cancelled") }
+    ///     d.isDisposed   // false
+    ///     d.dispose()
+    ///     d.isDisposed   // true
     public var isDisposed: Bool {
         state.withLock { $0.isDisposed }
     }
 
+    /// Runs the action, once, and releases it.
+    ///
+    /// Idempotent and thread-safe: only the first call, from any thread, does anything.
+    ///
+    ///     let d = ActionDisposable { print("cancelled") }
+    ///     d.dispose()    // the work happens once
+    ///     d.dispose()    // nothing
     public func dispose() {
         let action: (() -> Void)? = state.withLock { state in
             if state.isDisposed { return nil }

@@ -26,6 +26,14 @@ public final class CompoundDisposable: Disposable, Sendable {
         state = Lock(State(children: disposables))
     }
 
+    /// Whether ``dispose()`` has been called.
+    ///
+    /// Reading it is thread-safe; once true it stays true.
+    ///
+    ///     let d = CompoundDisposable([ActionDisposable { print("a") }, ActionDisposable { print("b") }])
+    ///     d.isDisposed   // false
+    ///     d.dispose()
+    ///     d.isDisposed   // true
     @inlinable
     public var isDisposed: Bool {
         disposedFlag.load(ordering: .acquiring)
@@ -66,6 +74,13 @@ public final class CompoundDisposable: Disposable, Sendable {
         _ = removed  // released outside the lock
     }
 
+    /// Disposes every child in the order added, and every child added later at once.
+    ///
+    /// Idempotent and thread-safe: only the first call, from any thread, does anything.
+    ///
+    ///     let d = CompoundDisposable([ActionDisposable { print("a") }, ActionDisposable { print("b") }])
+    ///     d.dispose()    // the work happens once
+    ///     d.dispose()    // nothing
     public func dispose() {
         // Each subscription of a chain holds its upstream's compound: disposal recurses per operator.
         guard StackGuard.hasRoom() else { return StackGuard.onFreshStack { dispose() } }

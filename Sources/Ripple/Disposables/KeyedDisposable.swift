@@ -20,6 +20,14 @@ public final class KeyedDisposable<Key: Hashable & Sendable>: Disposable, Sendab
     /// Creates an empty keyed disposable.
     public init() {}
 
+    /// Whether ``dispose()`` has been called.
+    ///
+    /// Reading it is thread-safe; once true it stays true.
+    ///
+    ///     let d = KeyedDisposable<String>(); d["search"] = ActionDisposable { print("search cancelled") }
+    ///     d.isDisposed   // false
+    ///     d.dispose()
+    ///     d.isDisposed   // true
     public var isDisposed: Bool {
         state.withLock { $0.isDisposed }
     }
@@ -40,6 +48,13 @@ public final class KeyedDisposable<Key: Hashable & Sendable>: Disposable, Sendab
         }
     }
 
+    /// Disposes the disposable held for every key, and any set afterwards at once.
+    ///
+    /// Idempotent and thread-safe: only the first call, from any thread, does anything.
+    ///
+    ///     let d = KeyedDisposable<String>(); d["search"] = ActionDisposable { print("search cancelled") }
+    ///     d.dispose()    // the work happens once
+    ///     d.dispose()    // nothing
     public func dispose() {
         let all: [Key: any Disposable] = state.withLock { state in
             if state.isDisposed { return [:] }

@@ -21,7 +21,22 @@ public final class ScopedDisposable: Disposable {
         inner.dispose()
     }
 
+    /// Whether ``dispose()`` has been called.
+    ///
+    /// Reading it is thread-safe; once true it stays true.
+    ///
+    ///     let d = ActionDisposable { print("done") }.scoped()
+    ///     d.isDisposed   // false
+    ///     d.dispose()
+    ///     d.isDisposed   // true
     public var isDisposed: Bool { inner.isDisposed }
 
+    /// Disposes the wrapped disposable now instead of at deinit.
+    ///
+    /// Idempotent and thread-safe: only the first call, from any thread, does anything.
+    ///
+    ///     let d = ActionDisposable { print("done") }.scoped()
+    ///     d.dispose()    // the work happens once
+    ///     d.dispose()    // nothing
     public func dispose() { inner.dispose() }
 }

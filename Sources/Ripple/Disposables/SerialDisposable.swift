@@ -23,6 +23,14 @@ public final class SerialDisposable: Disposable, Sendable {
         state = Lock(State(current: disposable))
     }
 
+    /// Whether ``dispose()`` has been called.
+    ///
+    /// Reading it is thread-safe; once true it stays true.
+    ///
+    ///     let d = SerialDisposable(ActionDisposable { print("request cancelled") })
+    ///     d.isDisposed   // false
+    ///     d.dispose()
+    ///     d.isDisposed   // true
     public var isDisposed: Bool {
         state.withLock { $0.isDisposed }
     }
@@ -52,6 +60,13 @@ public final class SerialDisposable: Disposable, Sendable {
         return previous
     }
 
+    /// Disposes the held disposable, and any set afterwards at once.
+    ///
+    /// Idempotent and thread-safe: only the first call, from any thread, does anything.
+    ///
+    ///     let d = SerialDisposable(ActionDisposable { print("request cancelled") })
+    ///     d.dispose()    // the work happens once
+    ///     d.dispose()    // nothing
     public func dispose() {
         let current: (any Disposable)? = state.withLock { state in
             if state.isDisposed { return nil }

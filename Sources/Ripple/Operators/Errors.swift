@@ -2,6 +2,10 @@
 public struct TimeoutError: Error, CustomStringConvertible, Sendable {
     /// The interval that passed without the signal completing.
     public let interval: Duration
+    /// A readable account of the timeout, such as "timed out after 0.5 seconds".
+    ///
+    ///     Signal<Int>.never.timeout(.milliseconds(500), on: clock)
+    ///         .subscribe(error: { print($0) })   // timed out after 0.5 seconds
     public var description: String { "timed out after \(interval)" }
 }
 

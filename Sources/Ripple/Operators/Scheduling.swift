@@ -94,6 +94,9 @@ public struct DeliveryOverflowError: Error, Equatable, CustomStringConvertible {
     /// An overflow of a buffer of `bufferSize` values.
     public init(bufferSize: Int) { self.bufferSize = bufferSize }
 
+    /// A readable account of the overflow, naming the buffer size.
+    ///
+    ///     print(DeliveryOverflowError(bufferSize: 8))   // deliver(on:): more than 8 values waited for the scheduler
     public var description: String {
         "deliver(on:): more than \(bufferSize) values waited for the scheduler"
     }

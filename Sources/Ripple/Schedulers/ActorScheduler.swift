@@ -30,11 +30,32 @@ public final class ActorScheduler: Scheduler {
     /// Whether the calling code runs on the actor (a runtime executor check).
     public var isCurrent: Bool { isCurrentlyIsolated(to: actor) }
 
+    /// Schedules `action` to run isolated to the actor, after every action scheduled
+    /// before it (a batch per job on the actor's executor).
+    ///
+    /// Disposing the returned disposable before the action starts means it never runs, and
+    /// releases the closure at once.
+    ///
+    ///     ActorScheduler(store).schedule { print("on the store actor") }
+    ///
+    /// - Parameter action: The work to run.
+    /// - Returns: A disposable that cancels the action if it has not started.
     @discardableResult
     public func schedule(_ action: @escaping @Sendable () -> Void) -> any Disposable {
         jobs.schedule(as: self, after: nil, action)
     }
 
+    /// Schedules `action` to run isolated to the actor once `delay` has passed.
+    ///
+    /// The time is measured on this scheduler's clock (``Scheduler/now``). Disposing the returned
+    /// disposable before the action starts cancels it and releases the closure at once.
+    ///
+    ///     ActorScheduler(store).schedule(after: .milliseconds(10)) { print("on the store actor") }
+    ///
+    /// - Parameters:
+    ///   - delay: How long to wait before running the action.
+    ///   - action: The work to run.
+    /// - Returns: A disposable that cancels the action if it has not started.
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> any Disposable {
         jobs.schedule(as: self, after: delay, action)
@@ -63,11 +84,32 @@ public final class MainActorScheduler: Scheduler {
     /// Whether the calling code runs on the main actor.
     public var isCurrent: Bool { isCurrentlyIsolated(to: MainActor.shared) }
 
+    /// Schedules `action` to run isolated to the main actor, after every action scheduled
+    /// before it (the main thread must serve the main queue).
+    ///
+    /// Disposing the returned disposable before the action starts means it never runs, and
+    /// releases the closure at once.
+    ///
+    ///     MainActorScheduler.shared.schedule { print("on the main actor") }
+    ///
+    /// - Parameter action: The work to run.
+    /// - Returns: A disposable that cancels the action if it has not started.
     @discardableResult
     public func schedule(_ action: @escaping @Sendable () -> Void) -> any Disposable {
         jobs.schedule(as: self, after: nil, action)
     }
 
+    /// Schedules `action` to run isolated to the main actor once `delay` has passed.
+    ///
+    /// The time is measured on this scheduler's clock (``Scheduler/now``). Disposing the returned
+    /// disposable before the action starts cancels it and releases the closure at once.
+    ///
+    ///     MainActorScheduler.shared.schedule(after: .milliseconds(10)) { print("on the main actor") }
+    ///
+    /// - Parameters:
+    ///   - delay: How long to wait before running the action.
+    ///   - action: The work to run.
+    /// - Returns: A disposable that cancels the action if it has not started.
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> any Disposable {
         jobs.schedule(as: self, after: delay, action)

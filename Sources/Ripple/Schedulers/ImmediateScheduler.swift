@@ -14,11 +14,33 @@ public final class ImmediateScheduler: Scheduler {
 
     private init() {}
 
+    /// Schedules `action` to run on the calling thread, before this call returns
+    /// (after the running action, when called from inside one: the trampoline keeps recursion flat).
+    ///
+    /// Disposing the returned disposable before the action starts means it never runs, and
+    /// releases the closure at once.
+    ///
+    ///     ImmediateScheduler.shared.schedule { print("now") }   // prints before returning
+    ///
+    /// - Parameter action: The work to run.
+    /// - Returns: A disposable that cancels the action if it has not started.
     @discardableResult
     public func schedule(_ action: @escaping @Sendable () -> Void) -> any Disposable {
         enqueue(nil, action)
     }
 
+    /// Schedules `action` to run on the calling thread once `delay` has passed,
+    /// blocking the caller meanwhile.
+    ///
+    /// The time is measured on this scheduler's clock (``Scheduler/now``). Disposing the returned
+    /// disposable before the action starts cancels it and releases the closure at once.
+    ///
+    ///     ImmediateScheduler.shared.schedule(after: .milliseconds(10)) { print("now") }   // prints before returning
+    ///
+    /// - Parameters:
+    ///   - delay: How long to wait before running the action.
+    ///   - action: The work to run.
+    /// - Returns: A disposable that cancels the action if it has not started.
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> any Disposable {
         enqueue(delay, action)

@@ -35,11 +35,31 @@ public final class SerialQueueScheduler: Scheduler {
     /// on it, or in a block submitted to the queue directly.
     public var isCurrent: Bool { occupancy.isCurrent || Schedulers.current === self }
 
+    /// Schedules `action` to run on the scheduler's serial queue, after every action scheduled before it.
+    ///
+    /// Disposing the returned disposable before the action starts means it never runs, and
+    /// releases the closure at once.
+    ///
+    ///     SerialQueueScheduler(label: "db").schedule { print("on the db queue") }
+    ///
+    /// - Parameter action: The work to run.
+    /// - Returns: A disposable that cancels the action if it has not started.
     @discardableResult
     public func schedule(_ action: @escaping @Sendable () -> Void) -> any Disposable {
         queue.schedule(as: self, after: nil, occupancy: occupancy, action)
     }
 
+    /// Schedules `action` to run on the scheduler's serial queue once `delay` has passed.
+    ///
+    /// The time is measured on this scheduler's clock (``Scheduler/now``). Disposing the returned
+    /// disposable before the action starts cancels it and releases the closure at once.
+    ///
+    ///     SerialQueueScheduler(label: "db").schedule(after: .milliseconds(10)) { print("on the db queue") }
+    ///
+    /// - Parameters:
+    ///   - delay: How long to wait before running the action.
+    ///   - action: The work to run.
+    /// - Returns: A disposable that cancels the action if it has not started.
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> any Disposable {
         queue.schedule(as: self, after: delay, occupancy: occupancy, action)

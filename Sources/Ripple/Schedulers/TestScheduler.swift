@@ -46,11 +46,33 @@ public final class TestScheduler: Scheduler, Sendable {
         state.withLock { $0.queue.liveCount }
     }
 
+    /// Schedules `action` to run at the current virtual time, when the test next advances
+    /// the clock or calls ``TestScheduler/run()``.
+    ///
+    /// Disposing the returned disposable before the action starts means it never runs, and
+    /// releases the closure at once.
+    ///
+    ///     let clock = TestScheduler(); clock.schedule { print("ran") }; clock.run()   // ran
+    ///
+    /// - Parameter action: The work to run.
+    /// - Returns: A disposable that cancels the action if it has not started.
     @discardableResult
     public func schedule(_ action: @escaping @Sendable () -> Void) -> any Disposable {
         schedule(after: .zero, action)
     }
 
+    /// Schedules `action` to run at virtual time `now + delay`, when the test advances the clock that far;
+    /// actions due at the same time run in the order they were scheduled.
+    ///
+    /// The time is measured on this scheduler's clock (``Scheduler/now``). Disposing the returned
+    /// disposable before the action starts cancels it and releases the closure at once.
+    ///
+    ///     let clock = TestScheduler(); clock.schedule(after: .milliseconds(10)) { print("ran") }; clock.run()   // ran
+    ///
+    /// - Parameters:
+    ///   - delay: How long to wait before running the action.
+    ///   - action: The work to run.
+    /// - Returns: A disposable that cancels the action if it has not started.
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> any Disposable {
         let scheduled = ScheduledAction(action)

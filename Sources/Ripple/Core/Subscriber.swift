@@ -10,7 +10,7 @@ import Synchronization
 /// to their pace instead of queueing without bound. An event sent from inside one of its own
 /// callbacks is queued and delivered after that callback returns (as is one whose wait would
 /// close a cycle of threads waiting for each other); see the
-/// `DeliveryTurn` article. After a terminal event, or after `dispose()`, nothing more is
+/// <doc:DeliveryTurn>. After a terminal event, or after `dispose()`, nothing more is
 /// accepted and the closures are released; a terminal event accepted before `dispose()` is
 /// still delivered, after everything accepted before it.
 ///

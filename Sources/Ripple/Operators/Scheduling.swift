@@ -72,7 +72,7 @@ public enum DeliveryOverflow: Sendable, Equatable {
     /// `TestScheduler`, see `Scheduler.runsActionsOnItsOwnThreads`), and when the delivery is
     /// itself waiting for the sender: a running drain whose callback waits for the sender, or a
     /// scheduled drain queued behind a thread that waits for the sender (a cycle in the
-    /// wait-for graph, see the `DeliveryTurn` article).
+    /// wait-for graph, see <doc:DeliveryTurn>).
     ///
     /// A thread that blocks a serial queue in ways Ripple cannot see (a semaphore, a
     /// `DispatchQueue.sync` onto the queue from one of its blocks) can still hold a drain up;

@@ -66,7 +66,7 @@ public final class MulticastConnection<Value>: SignalProtocol {
     /// another thread is still connecting it (the call waits for that thread); a reconnection
     /// waits until the previous upstream subscription is disposed, so two never feed the
     /// subject at once — except where waiting would deadlock (a cycle in the wait-for graph,
-    /// see the `DeliveryTurn` article), or for a subscriber arriving from the upstream's own
+    /// see <doc:DeliveryTurn>), or for a subscriber arriving from the upstream's own
     /// dispose.
     public func autoconnect() -> Signal<Value> {
         let count = state.withLock { state in  // builds objects only: no user code

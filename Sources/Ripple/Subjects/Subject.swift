@@ -24,7 +24,7 @@
 /// from inside one of this subject's callbacks (re-entrant: it is delivered to every
 /// subscriber after the current callback, so order holds and nothing deadlocks), and a send
 /// whose wait would close a cycle (this thread delivers a subject whose callbacks the other
-/// thread is waiting to send to). See the `DeliveryTurn` article.
+/// thread is waiting to send to). See <doc:DeliveryTurn>.
 ///
 /// Lifetime: a subject keeps its subscribers until they are disposed or it ends; a
 /// subscriber's closure that captures the subject therefore keeps both alive until then

@@ -57,10 +57,14 @@ public final class Interpreter {
         self.output = output
     }
 
-    /// Runs every statement in order, then draws the diagram if asked.
+    /// The diagram the last `marbles` drew, so `--marbles` does not draw the same one again.
+    private var lastDiagram: [String]?
+
+    /// Runs every statement in order, then draws the diagram if asked (unless the script's own
+    /// last `marbles` already drew exactly that diagram).
     public func run(_ script: Script) {
         for statement in script.statements { execute(statement.action) }
-        if options.marbles { drawMarbles() }
+        if options.marbles, timeline.render(now: clock.now) != lastDiagram { drawMarbles() }
         endRun()
     }
 
@@ -233,7 +237,9 @@ public final class Interpreter {
     }
 
     private func drawMarbles() {
-        for text in timeline.render(now: clock.now) { output(text) }
+        let diagram = timeline.render(now: clock.now)
+        lastDiagram = diagram
+        for text in diagram { output(text) }
     }
 }
 

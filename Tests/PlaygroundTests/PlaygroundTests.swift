@@ -117,6 +117,28 @@ func golden(_ name: String) throws -> [String] {
         #expect(run.stdout.prefix(6) == ["x: next 1", "y: next a", "x: next 2", "y: next b", "x: error oops", "y: completed"])
     }
 
+    @Test(arguments: Demo.all.filter { $0.script.split(separator: "\n").last == "marbles" }.map(\.name))
+    func marblesOptionOnADemoThatEndsByDrawingDrawsTheDiagramOnce(name: String) throws {
+        let plain = Run(["demo", name])
+        let run = Run(["demo", name, "--marbles"])
+        #expect(run.status == 0)
+        #expect(run.stdout.filter { $0.hasPrefix("marbles:") }.count == 1)
+        #expect(run.stdout == plain.stdout)
+    }
+
+    @Test func marblesOptionStillDrawsTheEndWhenTheScriptDrewEarlier() {
+        let run = Run(script: "subject s\nsubscribe a to s\nsend s 1\nmarbles\nwait 10ms\nsend s 2", ["--marbles"])
+        #expect(run.stdout == [
+            "a: next 1",
+            "marbles: one character per 10 ms, 0ms to 0ms", "  s  1", "  a  1",
+            "a: next 2",
+            "marbles: one character per 10 ms, 0ms to 10ms", "  s  12", "  a  12",
+        ])
+        // Drawn once per `marbles` statement without the option, and once more with it.
+        let twice = Run(script: "subject s\nsubscribe a to s\nsend s 1\nmarbles\nmarbles")
+        #expect(twice.stdout.filter { $0.hasPrefix("marbles:") }.count == 2)
+    }
+
     @Test func aDiagramTooBigToDrawIsReportedInOneLineInsteadOfExhaustingMemory() throws {
         // A long wait: 10^11 frames (before: the run aborted, unable to allocate the rows).
         let long = try launchBounded(["run", "-"], stdin: "subject s\nsubscribe a to s\nsend s 1\nwait 999999999s\nmarbles\n")

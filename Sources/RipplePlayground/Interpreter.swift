@@ -40,6 +40,8 @@ public final class Interpreter {
     /// What `connect` statements started.
     private var connectionDisposables: [any Disposable] = []
     private var owners: [String: Owner] = [:]
+    /// Bounds the values all `flatMap`-style inner signals may send in one run.
+    private let budget = InnerBudget()
     /// Keeps source recorders alive for the marble rows.
     private var recorders: [any Disposable] = []
 
@@ -188,18 +190,57 @@ public final class Interpreter {
         switch op {
         case .mapAdd(let n): return signal.tryMap { try Arithmetic.add(n, to: $0) }
         case .mapMultiply(let n): return signal.tryMap { try Arithmetic.multiply($0, by: n) }
-        case .filterGreater(let n): return signal.tryFilter { try Arithmetic.integer($0) > n }
-        case .filterLess(let n): return signal.tryFilter { try Arithmetic.integer($0) < n }
-        case .filterEven: return signal.tryFilter { try Arithmetic.integer($0) % 2 == 0 }
-        case .filterOdd: return signal.tryFilter { try Arithmetic.integer($0) % 2 != 0 }
+        case .filter(let predicate): return signal.tryFilter { try predicate.test($0) }
+        case .takeWhile(let predicate):
+            return signal.tryMap { ($0, try predicate.test($0)) }.take(while: \.1).map(\.0)
+        case .skipWhile(let predicate):
+            // skip(while:), with a test that may fail the stream; asked only while skipping.
+            return Signal { downstream in
+                var skipping = true
+                return signal.tryFilter { value in
+                    if skipping, try predicate.test(value) { return false }
+                    skipping = false
+                    return true
+                }.subscribe(downstream)
+            }
+        case .compactMapInteger: return signal.compactMap { Int($0).map(String.init) }
         case .take(let n): return signal.take(n)
         case .skip(let n): return signal.skip(n)
         case .distinct: return signal.distinctUntilChanged()
         case .scanAdd: return signal.tryScan("0") { sum, value in try Arithmetic.add(Arithmetic.integer(value), to: sum) }
+        case .reduceAdd:
+            // reduce(_:_:) with overflow as an error: the running sums, the last one on completion
+            // (the seed first, so an empty source gives 0).
+            return signal.tryScan("0") { sum, value in try Arithmetic.add(Arithmetic.integer(value), to: sum) }
+                .startWith("0").last()
+        case .first: return signal.first()
+        case .last: return signal.last()
+        case .collect: return signal.collect().map(Self.list)
+        case .ignoreValues: return signal.ignoreValues()
+        case .materialize: return signal.materialize().map(Self.describe)
+        case .dematerialize: return signal.tryMap(Self.event).dematerialize()
         case .startWith(let value): return signal.startWith(value)
         case .delay(let duration): return signal.delay(duration, on: clock)
         case .throttle(let duration): return signal.throttle(duration, on: clock)
         case .debounce(let duration): return signal.debounce(duration, on: clock)
+        case .timeout(let duration): return signal.timeout(duration, on: clock)
+        case .bufferCount(let count): return signal.buffer(count: count).map(Self.list)
+        case .bufferTime(let span): return signal.buffer(timeSpan: span, on: clock).map(Self.list)
+        case .retry(let count): return signal.retry(count)
+        case .then(let other): return signal.then(signals[other]!)
+        case .catchTo(let other): return signal.catchTo(signals[other]!)
+        case .sample(let other): return signal.sample(signals[other]!)
+        case .flatMap(let other):
+            let inner = signals[other]!
+            return signal.flatMap { [budget] outer in budget.limit(inner).map { "(\(outer),\($0))" } }
+        case .concatMap(let other):
+            let inner = signals[other]!
+            return signal.concatMap { [budget] outer in budget.limit(inner).map { "(\(outer),\($0))" } }
+        case .flatMapLatest(let other):
+            let inner = signals[other]!
+            return signal.flatMapLatest { [budget] outer in budget.limit(inner).map { "(\(outer),\($0))" } }
+        case .log(let label):
+            return signal.log(label ?? letName) { [unowned self] in line($0) }
         case .merge(let other): return signal.merge(signals[other]!)
         case .concat(let other): return signal.concat(signals[other]!)
         case .zip(let other): return signal.zip(signals[other]!).map { "(\($0),\($1))" }
@@ -211,12 +252,41 @@ public final class Interpreter {
             let connection = signal.multicast(ReplaySubject<String>(capacity: 1))
             connectionDisposables.append(connection.connect())
             return connection.signal
+        case .replay:
+            // `Signal.replay()`, with the connection ended by the end of the run (see replayLast).
+            let connection = signal.multicast(ReplaySubject<String>())
+            connectionDisposables.append(connection.connect())
+            return connection.signal
         case .publish:
             let connection = signal.publish()
             connections[letName] = connection
             return connection.signal
         case .share: return signal.share()
         }
+    }
+
+    /// An array value as it prints: `[1,2,3]`.
+    static func list(_ values: [String]) -> String {
+        "[" + values.joined(separator: ",") + "]"
+    }
+
+    /// A materialized event as it prints: `next(1)`, `error(oops)`, `completed`.
+    static func describe(_ event: Event<String>) -> String {
+        switch event {
+        case .next(let value): return "next(\(value))"
+        case .error(let error): return "error(\(error))"
+        case .completed: return "completed"
+        }
+    }
+
+    /// The event a value written as `describe` prints it stands for; anything else fails.
+    static func event(_ value: String) throws -> Event<String> {
+        if value == "completed" { return .completed }
+        for (prefix, make) in [("next(", { Event<String>.next($0) }), ("error(", { .error(ScriptFailure(message: $0)) })]
+        where value.hasPrefix(prefix) && value.hasSuffix(")") && value.count > prefix.count {
+            return make(String(value.dropFirst(prefix.count).dropLast()))
+        }
+        throw Arithmetic.Failure(description: "not an event: \(value)")
     }
 
     // MARK: Output
@@ -240,6 +310,26 @@ public final class Interpreter {
         let diagram = timeline.render(now: clock.now)
         lastDiagram = diagram
         for text in diagram { output(text) }
+    }
+}
+
+/// How many values the inner signals of `flatMap`, `concatMap` and `flatMapLatest` may send in
+/// one run, all together. Each outer value starts a whole inner run, so a few nested ones would
+/// otherwise multiply a short script into billions of events; past the budget the inner signal
+/// fails, which fails the stream with a message saying why.
+final class InnerBudget {
+    static let limit = 100_000
+    private var left = InnerBudget.limit
+
+    /// `inner`, failing instead of sending once the run's budget is spent.
+    func limit(_ inner: Signal<String>) -> Signal<String> {
+        inner.tryMap { [self] value in
+            guard left > 0 else {
+                throw Arithmetic.Failure(description: "more than \(Self.limit) inner values in one run")
+            }
+            left -= 1
+            return value
+        }
     }
 }
 

@@ -13,6 +13,7 @@ public struct PlaygroundCommand {
                ripple-playground demo NAME         one built-in demo
                ripple-playground run FILE          a script file; FILE "-" reads standard input
                ripple-playground check FILE        parse and check only
+               ripple-playground help              the language: statements and every operator
         options: --marbles (draw a marble diagram after the run)  --times (prefix each event with its virtual time)
         """
 
@@ -49,8 +50,11 @@ public struct PlaygroundCommand {
             switch argument {
             case "--marbles": options.marbles = true
             case "--times": options.times = true
-            case "-h", "--help", "help":
+            case "-h", "--help":
                 standardOutput(Self.usage)
+                return 0
+            case "help":
+                standardOutput(Self.usage + "\n\n" + Language.reference)
                 return 0
             default:
                 if argument.hasPrefix("--") {

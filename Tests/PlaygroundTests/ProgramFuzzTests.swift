@@ -149,7 +149,7 @@ struct ProgramGenerator {
         for _ in 0..<count {
             // A wide let merges its source with itself again and again: many copies per event.
             var op = wide ? "merge" : randomOperator()
-            if let combining = ["merge", "concat", "zip", "combineLatest", "takeUntil"].first(where: { op == $0 }) {
+            if let combining = Self.combining.first(where: { op == $0 }) {
                 let other = wide ? source : signals.randomElement(using: &random)!
                 if total + paths(to: other) > Script.maximumFanOut {
                     op = "take \(Int.random(in: 1...5, using: &random))"  // stays within the fan-out limit
@@ -170,9 +170,13 @@ struct ProgramGenerator {
         emit("let \(name) = \(source) " + ops.map { "|> \($0)" }.joined(separator: " "))
     }
 
+    /// The operators that read another signal of the script.
+    static let combining = ["merge", "concat", "zip", "combineLatest", "takeUntil", "sample", "then", "catch",
+                            "flatMap", "concatMap", "flatMapLatest"]
+
     private mutating func randomOperator() -> String {
         let duration = "\(Int.random(in: 0...40, using: &random))ms"
-        switch Int.random(in: 0..<22, using: &random) {
+        switch Int.random(in: 0..<40, using: &random) {
         case 0: return "map +\(Int.random(in: -9...9, using: &random))"
         case 1: return "map *\(Int.random(in: -3...3, using: &random))"
         case 2: return "filter >\(Int.random(in: -5...20, using: &random))"
@@ -194,7 +198,25 @@ struct ProgramGenerator {
         case 18: return "replayLast"
         case 19: return "publish"
         case 20: return "share"
-        default: return "map +1"
+        case 21: return "first"
+        case 22: return "last"
+        case 23: return "collect"
+        case 24: return "reduce +"
+        case 25: return "ignoreValues"
+        case 26: return "materialize"
+        case 27: return "takeWhile <\(Int.random(in: -5...20, using: &random))"
+        case 28: return "skipWhile \(Bool.random(using: &random) ? "even" : "!=\(Int.random(in: 0...9, using: &random))")"
+        case 29: return "buffer \(Int.random(in: 1...4, using: &random))"
+        case 30: return "buffer \(Int.random(in: 1...40, using: &random))ms"
+        case 31: return "timeout \(duration)"
+        case 32: return Bool.random(using: &random) ? "compactMap int" : "replay"
+        case 33: return "sample"
+        case 34: return "then"
+        case 35: return "catch"
+        case 36: return "flatMap"
+        case 37: return "concatMap"
+        case 38: return "flatMapLatest"
+        default: return Bool.random(using: &random) ? "dematerialize" : "log"
         }
     }
 

@@ -26,17 +26,23 @@ struct DataFlow {
     }
 
     /// Records a `let`; returns whether it is the first on its paths to make more than
-    /// `Script.maximumFanOut` copies (its inputs are all within the limit).
-    mutating func define(_ name: String, reading inputs: [String]) -> Bool {
+    /// `Script.maximumFanOut` copies (its inputs are all within the limit). `repeats` is how
+    /// many times its operators may send each event again (`retry N`: N + 1).
+    mutating func define(_ name: String, reading inputs: [String], repeats: Int = 1) -> Bool {
         reads[name] = inputs
+        let repeats = min(repeats, Script.maximumFanOut + 1)
+        if repeats > 1 { self.repeats[name] = repeats }
         lets.append(name)
         promisesReached[name] = inputs.reduce(into: Set<String>()) { $0.formUnion(promisesReached[$1] ?? []) }
         let inputCopies = inputs.map { copies[$0] ?? 1 }
         // Inputs over the limit are capped, so the sum cannot overflow however long the chain.
-        let total = inputCopies.reduce(0) { $0 + min($1, Script.maximumFanOut + 1) }
+        let total = inputCopies.reduce(0) { $0 + min($1, Script.maximumFanOut + 1) } * repeats
         copies[name] = total
         return total > Script.maximumFanOut && inputCopies.allSatisfy { $0 <= Script.maximumFanOut }
     }
+
+    /// How many times each `let` may repeat an event (absent means 1), capped past the limit.
+    private var repeats: [String: Int] = [:]
 
     /// The lets in the order they were defined.
     private var lets: [String] = []
@@ -81,7 +87,7 @@ struct DataFlow {
                 let upstream = inputs(name)
                 let missing = upstream.filter { result[$0] == nil && !inputs($0).isEmpty }
                 if missing.isEmpty {
-                    let total = upstream.reduce(0) { $0 + min(result[$1] ?? 1, Script.maximumFanOut + 1) }
+                    let total = upstream.reduce(0) { $0 + min(result[$1] ?? 1, Script.maximumFanOut + 1) } * (repeats[name] ?? 1)
                     let widest = reads[name] == nil ? copies[name] ?? 1 : 0  // a promise's widest so far
                     result[name] = max(upstream.isEmpty ? 1 : total, widest)
                     stack.removeLast()

@@ -203,7 +203,8 @@ struct Parser {
         // Defined even when refused for its fan-out, so the lines building on it are not
         // reported again as unknown names.
         names[name] = (.derived(published: published), cursor.line)
-        let crossesLimit = flow.define(name, reading: [source] + operators.compactMap(\.argument))
+        let repeats = operators.reduce(1) { min($0 * $1.repeats, Script.maximumFanOut + 1) }
+        let crossesLimit = flow.define(name, reading: [source] + operators.compactMap(\.argument), repeats: repeats)
         if crossesLimit, let copies = flow.copies[name] {
             throw cursor.failure(at: nameToken.column,
                                  "\(quoted(name)) would copy each event of its sources \(copies) times (at most \(Script.maximumFanOut))")
@@ -219,29 +220,58 @@ struct Parser {
             if let n = signed(argument.text, prefix: "+") { return .mapAdd(n) }
             if let n = signed(argument.text, prefix: "*") { return .mapMultiply(n) }
             throw cursor.failure(at: argument.column, "'map' takes +N or *N, found \(quoted(argument.text))")
-        case "filter":
-            let argument = try cursor.next(">N, <N, even or odd after 'filter'")
-            if argument.text == "even" { return .filterEven }
-            if argument.text == "odd" { return .filterOdd }
-            if let n = signed(argument.text, prefix: ">") { return .filterGreater(n) }
-            if let n = signed(argument.text, prefix: "<") { return .filterLess(n) }
-            throw cursor.failure(at: argument.column, "'filter' takes >N, <N, even or odd, found \(quoted(argument.text))")
+        case "filter": return .filter(try predicate(&cursor, for: "filter"))
+        case "takeWhile": return .takeWhile(try predicate(&cursor, for: "takeWhile"))
+        case "skipWhile": return .skipWhile(try predicate(&cursor, for: "skipWhile"))
+        case "compactMap":
+            let argument = try cursor.next("'int' after 'compactMap'")
+            guard argument.text == "int" else { throw cursor.failure(at: argument.column, "'compactMap' takes 'int', found \(quoted(argument.text))") }
+            return .compactMapInteger
         case "take": return .take(try count(&cursor, for: "take"))
         case "skip": return .skip(try count(&cursor, for: "skip"))
+        case "first": return .first
+        case "last": return .last
         case "distinct": return .distinct
-        case "scan":
-            let argument = try cursor.next("'+' after 'scan'")
-            guard argument.text == "+" else { throw cursor.failure(at: argument.column, "'scan' takes '+', found \(quoted(argument.text))") }
-            return .scanAdd
+        case "scan", "reduce":
+            let argument = try cursor.next("'+' after '\(name.text)'")
+            guard argument.text == "+" else { throw cursor.failure(at: argument.column, "'\(name.text)' takes '+', found \(quoted(argument.text))") }
+            return name.text == "scan" ? .scanAdd : .reduceAdd
+        case "collect": return .collect
+        case "ignoreValues": return .ignoreValues
+        case "materialize": return .materialize
+        case "dematerialize": return .dematerialize
         case "startWith": return .startWith(try cursor.next("a value after 'startWith'").text)
         case "delay": return .delay(try duration(&cursor))
         case "throttle": return .throttle(try duration(&cursor))
         case "debounce": return .debounce(try duration(&cursor))
+        case "timeout": return .timeout(try duration(&cursor))
+        case "buffer":
+            guard let argument = cursor.peek() else { throw cursor.failure(at: cursor.endColumn, "expected a count or a duration after 'buffer'") }
+            if argument.text.last == "s" {
+                let span = try duration(&cursor)
+                guard span > .zero else { throw cursor.failure(at: argument.column, "'buffer' takes a duration above 0ms") }
+                return .bufferTime(span)
+            }
+            let n = try count(&cursor, for: "buffer")
+            guard n >= 1 else { throw cursor.failure(at: argument.column, "'buffer' takes a count of at least 1 or a duration, found '0'") }
+            return .bufferCount(n)
+        case "retry": return .retry(try count(&cursor, for: "retry"))
         case "merge": return .merge(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "concat": return .concat(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "zip": return .zip(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "combineLatest": return .combineLatest(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "takeUntil": return .takeUntil(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "then": return .then(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "catch": return .catchTo(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "sample": return .sample(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "flatMap": return .flatMap(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "concatMap": return .concatMap(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "flatMapLatest": return .flatMapLatest(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "log":
+            guard let label = cursor.peek(), label.text != "|>" || label.quoted else { return .log(nil) }
+            cursor.advance()
+            return .log(label.text)
+        case "replay": return .replay
         case "replayLast": return .replayLast
         case "publish": return .publish
         case "share": return .share
@@ -322,6 +352,20 @@ struct Parser {
             throw cursor.failure(at: token.column, "'\(op)' takes a whole number, found \(quoted(token.text))")
         }
         return n
+    }
+
+    /// `>N`, `<N`, `even`, `odd`, `=VALUE` or `!=VALUE`.
+    private func predicate(_ cursor: inout Cursor, for op: String) throws -> Predicate {
+        let expected = ">N, <N, even, odd, =VALUE or !=VALUE"
+        let argument = try cursor.next("\(expected) after '\(op)'")
+        let text = argument.text
+        if text == "even" { return .even }
+        if text == "odd" { return .odd }
+        if let n = signed(text, prefix: ">") { return .greater(n) }
+        if let n = signed(text, prefix: "<") { return .less(n) }
+        if text.hasPrefix("!="), text.count > 2 { return .notEqual(String(text.dropFirst(2))) }
+        if text.hasPrefix("="), text.count > 1 { return .equal(String(text.dropFirst())) }
+        throw cursor.failure(at: argument.column, "'\(op)' takes \(expected), found \(quoted(text))")
     }
 
     private func signed(_ text: String, prefix: Character) -> Int? {

@@ -39,20 +39,53 @@ enum MarbleEvent: Equatable {
 /// One `|>` step of a `let` pipeline.
 enum Operator {
     case mapAdd(Int), mapMultiply(Int)
-    case filterGreater(Int), filterLess(Int), filterEven, filterOdd
-    case take(Int), skip(Int)
+    case filter(Predicate), takeWhile(Predicate), skipWhile(Predicate)
+    case compactMapInteger
+    case take(Int), skip(Int), first, last
     case distinct
-    case scanAdd
+    case scanAdd, reduceAdd, collect, ignoreValues, materialize, dematerialize
     case startWith(String)
-    case delay(Duration), throttle(Duration), debounce(Duration)
+    case delay(Duration), throttle(Duration), debounce(Duration), timeout(Duration)
+    case bufferCount(Int), bufferTime(Duration)
+    case retry(Int)
     case merge(String), concat(String), zip(String), combineLatest(String), takeUntil(String)
-    case replayLast, publish, share
+    case then(String), catchTo(String), sample(String)
+    case flatMap(String), concatMap(String), flatMapLatest(String)
+    case log(String?)
+    case replay, replayLast, publish, share
 
     /// The other signal a combining operator reads (`merge NAME` …), if any.
     var argument: String? {
         switch self {
-        case .merge(let name), .concat(let name), .zip(let name), .combineLatest(let name), .takeUntil(let name): return name
+        case .merge(let name), .concat(let name), .zip(let name), .combineLatest(let name), .takeUntil(let name),
+             .then(let name), .catchTo(let name), .sample(let name),
+             .flatMap(let name), .concatMap(let name), .flatMapLatest(let name):
+            return name
         default: return nil
+        }
+    }
+
+    /// How many times the operator may send one upstream event again: `retry N` runs its
+    /// source up to N + 1 times. The checker multiplies the fan-out by it.
+    var repeats: Int {
+        if case .retry(let count) = self { return count + 1 }
+        return 1
+    }
+}
+
+/// A test on one value, for `filter`, `takeWhile` and `skipWhile`: `>N`, `<N`, `even`,
+/// `odd` (integers only: a word fails the stream), `=VALUE` and `!=VALUE` (any value).
+enum Predicate: Equatable {
+    case greater(Int), less(Int), even, odd, equal(String), notEqual(String)
+
+    func test(_ value: String) throws -> Bool {
+        switch self {
+        case .greater(let n): return try Arithmetic.integer(value) > n
+        case .less(let n): return try Arithmetic.integer(value) < n
+        case .even: return try Arithmetic.integer(value) % 2 == 0
+        case .odd: return try Arithmetic.integer(value) % 2 != 0
+        case .equal(let other): return value == other
+        case .notEqual(let other): return value != other
         }
     }
 }

@@ -65,10 +65,25 @@ public final class Interpreter {
     /// Runs every statement in order, then draws the diagram if asked (unless the script's own
     /// last `marbles` already drew exactly that diagram).
     public func run(_ script: Script) {
-        for statement in script.statements { execute(statement.action) }
+        for statement in script.statements {
+            currentText = statement.text
+            execute(statement.action)
+        }
         if options.marbles, timeline.render(now: clock.now) != lastDiagram { drawMarbles() }
+        finalTime = clock.now
         endRun()
     }
+
+    /// The statement running, for the captions of the rows it adds.
+    private var currentText = ""
+    /// How each signal was made: `let` text for derived ones, for subscriber captions.
+    private var definitions: [String: String] = [:]
+    /// Every line the run printed, with the virtual time it printed at (for pages).
+    private(set) var transcript: [(time: Duration, text: String)] = []
+    /// The virtual time at the end of the run.
+    private(set) var finalTime: Duration = .zero
+    /// What happened, row by row (for pictures).
+    var recorded: Timeline { timeline }
 
     /// The script is over: ends everything it started, as a process exit would, so nothing
     /// a run created outlives it (subscriptions to subjects that never ended included).
@@ -96,24 +111,29 @@ public final class Interpreter {
             }
         case .cold(let name, _, let frames):
             signals[name] = coldSignal(frames)
-            timeline.recordDefinition(row: timeline.addRow("\(name) (cold)"), frames: frames)
+            timeline.recordDefinition(row: timeline.addRow("\(name) (cold)", kind: .cold, caption: currentText), frames: frames)
         case .derive(let name, let source, let operators):
             var signal = signals[source]!
             for op in operators { signal = apply(op, to: signal, letName: name) }
             signals[name] = signal
+            definitions[name] = String(currentText.dropFirst("let ".count))
         case .subscribe(let sub, let source):
-            let row = timeline.addRow(sub)
+            let row = timeline.addRow(sub, kind: .subscriber, caption: definitions[source] ?? source, start: clock.now)
             subscriptions[sub] = signals[source]!.subscribe(
                 next: { [unowned self] in emit("\(sub): next \($0)", row: row, event: .next($0)) },
                 error: { [unowned self] in emit("\(sub): error \($0)", row: row, event: .error($0)) },
                 completed: { [unowned self] in emit("\(sub): completed", row: row, event: .completed) })
         case .observe(let sub, let source, let ownerName):
-            let row = timeline.addRow(sub)
+            let row = timeline.addRow(sub, kind: .subscriber, caption: (definitions[source] ?? source) + ", owner \(ownerName)",
+                                      start: clock.now)
             subscriptions[sub] = signals[source]!.observe(owner: owners[ownerName] ?? Owner()) { [unowned self] _, value in
                 emit("\(sub): next \(value)", row: row, event: .next(value))
             }
         case .dispose(let sub):
             subscriptions[sub]?.dispose()
+            if let row = timeline.rows.lastIndex(where: { $0.label == sub && $0.kind == .subscriber }) {
+                timeline.recordEnd(row: row, at: clock.now)
+            }
         case .send(let name, let values):
             for value in values { inputs[name]!.sendNext(value) }
         case .complete(let name):
@@ -155,7 +175,7 @@ public final class Interpreter {
     /// Registers a hot source and records what it emits on its own marble row.
     private func addRecordedSource(_ name: String, _ signal: Signal<String>) {
         signals[name] = signal
-        let row = timeline.addRow(name)
+        let row = timeline.addRow(name, caption: currentText)
         recorders.append(signal.subscribe(
             next: { [unowned self] in timeline.record(.next($0), row: row, at: clock.now) },
             error: { [unowned self] in timeline.record(.error($0), row: row, at: clock.now) },
@@ -297,6 +317,7 @@ public final class Interpreter {
     }
 
     private func line(_ text: String) {
+        transcript.append((clock.now, text))
         if options.times {
             let milliseconds = String(Int(clock.now / .milliseconds(1)))
             let padded = String(repeating: " ", count: max(0, 4 - milliseconds.count)) + milliseconds

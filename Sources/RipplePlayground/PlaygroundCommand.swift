@@ -15,6 +15,8 @@ public struct PlaygroundCommand {
                ripple-playground check FILE        parse and check only
                ripple-playground help              the language: statements and every operator
         options: --marbles (draw a marble diagram after the run)  --times (prefix each event with its virtual time)
+                 --svg FILE (write the run as an SVG marble diagram)  --html FILE (a self-contained page:
+                 the script, the event log and the diagram); both with 'run' and 'demo'
         """
 
     let readStandardInput: () -> [UInt8]
@@ -46,8 +48,13 @@ public struct PlaygroundCommand {
     public func run(_ arguments: [String]) -> Int32 {
         var options = Interpreter.Options()
         var words: [String] = []
-        for argument in arguments {
+        var pictures = Pictures()
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
             switch argument {
+            case "--svg", "--html":
+                guard let path = remaining.popFirst(), !path.isEmpty else { return usageError("'\(argument)' needs a file name") }
+                if argument == "--svg" { pictures.svg = path } else { pictures.html = path }
             case "--marbles": options.marbles = true
             case "--times": options.times = true
             case "-h", "--help":
@@ -63,6 +70,9 @@ public struct PlaygroundCommand {
                 words.append(argument)
             }
         }
+        if pictures.wanted, !(words.count == 2 && (words[0] == "run" || words[0] == "demo")) {
+            return usageError("--svg and --html go with 'run FILE' or 'demo NAME'")
+        }
         switch (words.first, words.count) {
         case (nil, _):
             return tour(options)
@@ -76,7 +86,8 @@ public struct PlaygroundCommand {
             guard let demo = Demo.named(words[1]) else {
                 return usageError("unknown demo '\(words[1])'; 'ripple-playground list' shows them")
             }
-            return execute(Array(demo.script.utf8), file: "demo:\(demo.name)", options: options)
+            return execute(Array(demo.script.utf8), file: "demo:\(demo.name)", options: options, pictures: pictures,
+                           title: "ripple-playground demo \(demo.name)")
         case ("run", 2), ("check", 2):
             guard let (bytes, file) = read(words[1]) else { return 1 }
             if words[0] == "check" {
@@ -85,7 +96,8 @@ public struct PlaygroundCommand {
                 case .failure(let errors): return report(errors, file: file)
                 }
             }
-            return execute(bytes, file: file, options: options)
+            let title = file == "<stdin>" ? file : URL(fileURLWithPath: file).lastPathComponent
+            return execute(bytes, file: file, options: options, pictures: pictures, title: title)
         case ("list", _), ("demo", _), ("run", _), ("check", _):
             return usageError("wrong number of arguments for '\(words[0])'")
         default:
@@ -103,12 +115,38 @@ public struct PlaygroundCommand {
         return 0
     }
 
-    private func execute(_ bytes: [UInt8], file: String, options: Interpreter.Options) -> Int32 {
+    /// Where to write pictures of the run, if anywhere.
+    private struct Pictures {
+        var svg: String?
+        var html: String?
+        var wanted: Bool { svg != nil || html != nil }
+    }
+
+    private func execute(_ bytes: [UInt8], file: String, options: Interpreter.Options,
+                         pictures: Pictures = Pictures(), title: String = "") -> Int32 {
         switch Script.parse(bytes) {
         case .failure(let errors):
             return report(errors, file: file)
         case .success(let script):
-            Interpreter(options: options, output: standardOutput).run(script)
+            let interpreter = Interpreter(options: options, output: standardOutput)
+            interpreter.run(script)
+            guard pictures.wanted else { return 0 }
+            let picture = MarblePicture(title: title, rows: interpreter.recorded.rows, end: interpreter.finalTime)
+            var writes: [(String, String)] = []
+            if let svg = pictures.svg { writes.append((svg, picture.svg)) }
+            if let html = pictures.html {
+                let page = MarblePage(title: title, script: String(decoding: bytes, as: UTF8.self), picture: picture,
+                                      transcript: interpreter.transcript)
+                writes.append((html, page.html))
+            }
+            for (path, text) in writes {
+                do {
+                    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+                } catch {
+                    standardError("ripple-playground: cannot write '\(path)': \(error.localizedDescription)")
+                    return 1
+                }
+            }
             return 0
         }
     }

@@ -5,7 +5,34 @@ import Ripple
 final class Timeline {
     struct Row {
         let label: String
+        /// What the row shows, for pictures.
+        var kind: Kind = .source
+        /// How the row's signal was made, e.g. `doubled = numbers |> map *2`, for pictures.
+        var caption: String = ""
+        /// When a subscriber subscribed, and when it was disposed (nil: it was not).
+        var start: Duration = .zero
+        var end: Duration?
         var events: [(frame: Int, symbol: String)] = []
+        /// The same events at their exact times, with their values and messages.
+        var marks: [Mark] = []
+    }
+
+    enum Kind: Equatable {
+        /// A subject or promise: what it sent.
+        case source
+        /// A cold signal's marbles, relative to each subscription.
+        case cold
+        /// What a subscriber received.
+        case subscriber
+    }
+
+    /// One event on a row at its exact time.
+    struct Mark: Equatable {
+        enum Event: Equatable {
+            case next(String), error(String), completed
+        }
+        let time: Duration
+        let event: Event
     }
 
     static let frame: Duration = .milliseconds(10)
@@ -17,8 +44,8 @@ final class Timeline {
 
     /// Adds an empty row; returns its index.
     @discardableResult
-    func addRow(_ label: String) -> Int {
-        rows.append(Row(label: label))
+    func addRow(_ label: String, kind: Kind = .source, caption: String = "", start: Duration = .zero) -> Int {
+        rows.append(Row(label: label, kind: kind, caption: caption, start: start))
         indexByLabel[label] = rows.count - 1
         return rows.count - 1
     }
@@ -26,9 +53,9 @@ final class Timeline {
     func record(_ event: Event<String>, row: Int, at time: Duration) {
         let symbol: String
         switch event {
-        case .next(let value): symbol = value
-        case .error: symbol = "#"
-        case .completed: symbol = "|"
+        case .next(let value): symbol = value; rows[row].marks.append(Mark(time: time, event: .next(value)))
+        case .error(let error): symbol = "#"; rows[row].marks.append(Mark(time: time, event: .error("\(error)")))
+        case .completed: symbol = "|"; rows[row].marks.append(Mark(time: time, event: .completed))
         }
         rows[row].events.append((Int(time / Self.frame), symbol))
     }
@@ -37,13 +64,25 @@ final class Timeline {
     func recordDefinition(row: Int, frames: [[MarbleEvent]]) {
         for (index, events) in frames.enumerated() {
             for event in events {
+                let time = Self.frame * index
                 switch event {
-                case .value(let value): rows[row].events.append((index, value))
-                case .completed: rows[row].events.append((index, "|"))
-                case .error: rows[row].events.append((index, "#"))
+                case .value(let value):
+                    rows[row].events.append((index, value))
+                    rows[row].marks.append(Mark(time: time, event: .next(value)))
+                case .completed:
+                    rows[row].events.append((index, "|"))
+                    rows[row].marks.append(Mark(time: time, event: .completed))
+                case .error:
+                    rows[row].events.append((index, "#"))
+                    rows[row].marks.append(Mark(time: time, event: .error("error")))
                 }
             }
         }
+    }
+
+    /// Marks a subscriber's row as disposed at `time` (the first time only).
+    func recordEnd(row: Int, at time: Duration) {
+        if rows[row].end == nil { rows[row].end = time }
     }
 
     /// The diagram up to `now`: one frame per 10 ms, every frame the same width, so all rows

@@ -54,7 +54,8 @@ struct Parser {
         do {
             let action = try parseAction(&cursor)
             try cursor.expectEnd()
-            return .success(Statement(line: line.number, action: action))
+            let text = line.tokens.map { $0.quoted ? "\"\($0.text)\"" : $0.text }.joined(separator: " ")
+            return .success(Statement(line: line.number, action: action, text: text))
         } catch let failure as Failure {
             return .failure(failure.diagnostic)
         } catch {

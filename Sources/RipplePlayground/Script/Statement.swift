@@ -2,6 +2,8 @@
 struct Statement {
     let line: Int
     let action: Action
+    /// The statement as written (tokens joined by one space, quoted ones in quotes).
+    var text: String = ""
 }
 
 /// What a statement does. Names are already checked: each exists and has the right kind.

@@ -1,0 +1,142 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import Testing
+@testable import RipplePlayground
+import RippleTestSupport
+
+/// What one subscriber received, as the `--times` event log says and as the picture draws it.
+struct DrawnEvent: Equatable, CustomStringConvertible {
+    let time: Int
+    let kind: String
+    let value: String?
+    var description: String { "\(time)ms \(kind)\(value.map { " " + $0 } ?? "")" }
+}
+
+/// Runs `arguments` with `--svg` and `--times`, returning the event log and the picture.
+func runWithPicture(_ arguments: [String]) throws -> (run: Run, svg: String) {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("ripple-\(UUID().uuidString).svg")
+    defer { try? FileManager.default.removeItem(at: file) }
+    let run = Run(arguments + ["--times", "--svg", file.path])
+    #expect(run.status == 0, "\(run.stderr)")
+    return (run, try String(contentsOf: file, encoding: .utf8))
+}
+
+/// The events of subscriber `sub` in a `--times` log.
+func loggedEvents(of sub: String, in lines: [String]) -> [DrawnEvent] {
+    lines.compactMap { line in
+        // "[ 120ms] SUB: next VALUE"
+        guard line.hasPrefix("["), let close = line.firstIndex(of: "]") else { return nil }
+        let time = Int(line[line.index(after: line.startIndex)..<close].trimmingCharacters(in: .whitespaces).dropLast(2))!
+        let rest = line[line.index(close, offsetBy: 2)...]
+        guard rest.hasPrefix("\(sub): ") else { return nil }
+        let event = rest.dropFirst(sub.count + 2)
+        if event == "completed" { return DrawnEvent(time: time, kind: "completed", value: nil) }
+        if event.hasPrefix("next ") { return DrawnEvent(time: time, kind: "next", value: String(event.dropFirst(5))) }
+        if event.hasPrefix("error ") { return DrawnEvent(time: time, kind: "error", value: String(event.dropFirst(6))) }
+        return nil
+    }
+}
+
+extension XMLElement {
+    /// An attribute's value (`attribute(forName:)` finds nothing under FoundationXML's default namespace).
+    func value(of name: String) -> String? {
+        attributes?.first { $0.name == name }?.stringValue
+    }
+}
+
+/// Every SVG the playground draws is well-formed XML whose subscriber timelines hold exactly the
+/// events of the log, in order, each at its time on the axis.
+@Suite(.leakChecked) struct MarblePictureTests {
+    static let runs: [[String]] = Demo.all.map { ["demo", $0.name] } + operatorScripts.map { ["run", operatorScriptPath($0)] }
+
+    @Test(arguments: runs)
+    func everyPictureIsXMLAndDrawsEachSubscribersEventsAtTheirTimes(arguments: [String]) throws {
+        let (run, svg) = try runWithPicture(arguments)
+        let document = try XMLDocument(data: Data(svg.utf8))
+        let root = try #require(document.rootElement())
+        #expect(root.name == "svg")
+        let x0 = try #require(Double(root.value(of: "data-x0") ?? ""))
+        let scale = try #require(Double(root.value(of: "data-scale") ?? ""))
+        let rows = try root.nodes(forXPath: "//*[@class='row']").compactMap { $0 as? XMLElement }
+        let subscribers = rows.filter { $0.value(of: "data-kind") == "subscriber" }
+        #expect(!subscribers.isEmpty)
+        for row in subscribers {
+            let name = try #require(row.value(of: "data-row"))
+            let marks = try row.nodes(forXPath: ".//*[@class='event']").compactMap { $0 as? XMLElement }
+            let drawn = marks.map { mark in
+                DrawnEvent(time: Int(Double(mark.value(of: "data-time")!)!),
+                           kind: mark.value(of: "data-kind")!,
+                           value: mark.value(of: "data-value"))
+            }
+            #expect(drawn == loggedEvents(of: name, in: run.stdout), "row \(name) of \(arguments)")
+            // Each at its time on the axis, never left of it, in order left to right.
+            var previousX = -Double.infinity
+            for (mark, event) in zip(marks, drawn) {
+                let exact = Double(mark.value(of: "data-exact-x")!)!
+                let x = Double(mark.value(of: "data-x")!)!
+                #expect(abs(exact - (x0 + Double(event.time) * scale)) < 0.01, "\(name) \(event)")
+                #expect(x >= exact - 0.01 && x > previousX, "\(name) \(event)")
+                previousX = x
+            }
+        }
+    }
+
+    @Test func thePageIsSelfContainedWithTheScriptTheLogAndThePicture() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ripple-\(UUID().uuidString).html")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let script = "subject s\nlet d = s |> filter <3\nsubscribe a to d\nsend s 1 \"<b>&\"\nwait 10ms\ncomplete s\n"
+        let run = Run(["run", "-", "--html", file.path], stdin: Array(script.utf8))
+        #expect(run.status == 0)
+        let page = try String(contentsOf: file, encoding: .utf8)
+        #expect(page.hasPrefix("<!DOCTYPE html>"))
+        #expect(page.contains("let d = s |&gt; filter &lt;3"))
+        #expect(page.contains("[   0ms] a: next 1"))
+        #expect(page.contains("[   0ms] a: error not an integer: &lt;b&gt;&amp;"))
+        // The picture inline, and nothing fetched from anywhere.
+        let svgStart = try #require(page.range(of: "<svg "))
+        let svgEnd = try #require(page.range(of: "</svg>"))
+        _ = try XMLDocument(data: Data(page[svgStart.lowerBound..<svgEnd.upperBound].utf8))
+        for outside in ["src=", "href", "url(", "@import", "<link", "<script"] {
+            #expect(!page.contains(outside), "\(outside)")
+        }
+        #expect(page.replacingOccurrences(of: "xmlns=\"http://www.w3.org/2000/svg\"", with: "").contains("http") == false)
+    }
+
+    @Test func valuesThatAreNotXMLAreEscapedOrReplaced() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ripple-\(UUID().uuidString).svg")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let run = Run(["run", "-", "--svg", file.path], stdin: Array("subject s\nsubscribe a to s\nsend s \"<&>'\" x\nfail s \"</svg>\"\n".utf8))
+        #expect(run.status == 0)
+        let document = try XMLDocument(contentsOf: file)
+        let values = try document.nodes(forXPath: "//*[@class='event']/@data-value").map(\.stringValue)
+        #expect(values == ["<&>'", "x", "</svg>", "<&>'", "x", "</svg>"])
+    }
+
+    @Test func picturesNeedARunOrADemoAndAFileName() {
+        #expect(Run(["--svg", "/tmp/x.svg"]).status == 2)
+        #expect(Run(["list", "--html", "/tmp/x.html"]).status == 2)
+        let missing = Run(["demo", "subject", "--svg"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.first == "ripple-playground: '--svg' needs a file name")
+        let unwritable = Run(["demo", "subject", "--svg", "/nonexistent/folder/x.svg"])
+        #expect(unwritable.status == 1)
+        #expect(unwritable.stderr.first?.hasPrefix("ripple-playground: cannot write '/nonexistent/folder/x.svg'") == true)
+    }
+
+    /// The pictures in the documentation are the ones `.ci/marbles` draws from today's scripts.
+    @Test(arguments: operatorScripts)
+    func theCommittedPictureOfEachOperatorIsUpToDate(name: String) throws {
+        let committed = repositoryRoot.appendingPathComponent("Sources/Ripple/Ripple.docc/Resources/marble-\(name).svg")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ripple-\(UUID().uuidString).svg")
+        defer { try? FileManager.default.removeItem(at: file) }
+        // Run as .ci/marbles does (from Docs/marbles), so the title is the file name.
+        let run = Run(["run", operatorScriptPath(name), "--svg", file.path])
+        #expect(run.status == 0)
+        let fresh = try String(contentsOf: file, encoding: .utf8)
+        let expected = try? String(contentsOf: committed, encoding: .utf8)
+        let upToDate = fresh == expected
+        #expect(upToDate, "Sources/Ripple/Ripple.docc/Resources/marble-\(name).svg is stale or missing: run .ci/marbles")
+    }
+}

@@ -65,14 +65,25 @@ public final class Interpreter {
     /// Runs every statement in order, then draws the diagram if asked (unless the script's own
     /// last `marbles` already drew exactly that diagram).
     public func run(_ script: Script) {
-        for statement in script.statements {
-            currentText = statement.text
-            execute(statement.action)
-        }
+        for statement in script.statements { perform(statement) }
+        finish()
+    }
+
+    /// Runs one checked statement (the interactive mode runs them as they are typed).
+    func perform(_ statement: Statement) {
+        currentText = statement.text
+        execute(statement.action)
+    }
+
+    /// Ends the run: the final diagram if asked, then everything the run started.
+    func finish() {
         if options.marbles, timeline.render(now: clock.now) != lastDiagram { drawMarbles() }
         finalTime = clock.now
         endRun()
     }
+
+    /// The virtual time now.
+    var now: Duration { clock.now }
 
     /// The statement running, for the captions of the rows it adds.
     private var currentText = ""

@@ -8,11 +8,13 @@ public struct PlaygroundCommand {
     ///
     ///     print(PlaygroundCommand.usage)
     public static let usage = """
-        usage: ripple-playground                   the tour: every built-in demo in order
+        usage: ripple-playground                   the tour: every built-in demo in order (on a terminal:
+                                                   the interactive mode, as 'repl')
                ripple-playground list              the built-in demos
                ripple-playground demo NAME         one built-in demo
                ripple-playground run FILE          a script file; FILE "-" reads standard input
                ripple-playground check FILE        parse and check only
+               ripple-playground repl              interactive: each statement runs as it is typed
                ripple-playground help              the language: statements and every operator
         options: --marbles (draw a marble diagram after the run)  --times (prefix each event with its virtual time)
                  --svg FILE (write the run as an SVG marble diagram)  --html FILE (a self-contained page:
@@ -22,6 +24,9 @@ public struct PlaygroundCommand {
     let readStandardInput: () -> [UInt8]
     let standardOutput: (String) -> Void
     let standardError: (String) -> Void
+    let isTerminal: Bool
+    let readLine: () -> String?
+    let prompt: (String) -> Void
 
     /// Creates a command with injected input and output, so tests need no process.
     ///
@@ -31,17 +36,28 @@ public struct PlaygroundCommand {
     ///     let status = command.run(["list"])   // 0, with the demos in `out`
     ///
     /// - Parameters:
-    ///   - readStandardInput: Reads all of standard input (for `run -`).
-    ///   - standardOutput: Writes text to standard output.
-    ///   - standardError: Writes text to standard error.
+    ///   - readStandardInput: All of standard input, for `run -`.
+    ///   - standardOutput: Writes one line (or several, joined by newlines) to standard output.
+    ///   - standardError: Writes one line to standard error.
+    ///   - isTerminal: Whether standard input is a terminal: with no arguments, the
+    ///     interactive mode starts instead of the tour.
+    ///   - readLine: The next line typed, without its newline, or nil at the end of input
+    ///     (the interactive mode).
+    ///   - prompt: Writes the interactive prompt, without a newline.
     public init(
         readStandardInput: @escaping () -> [UInt8],
         standardOutput: @escaping (String) -> Void,
-        standardError: @escaping (String) -> Void
+        standardError: @escaping (String) -> Void,
+        isTerminal: Bool = false,
+        readLine: @escaping () -> String? = { nil },
+        prompt: @escaping (String) -> Void = { _ in }
     ) {
         self.readStandardInput = readStandardInput
         self.standardOutput = standardOutput
         self.standardError = standardError
+        self.isTerminal = isTerminal
+        self.readLine = readLine
+        self.prompt = prompt
     }
 
     /// Runs the command line `arguments` (without the program name).
@@ -75,12 +91,11 @@ public struct PlaygroundCommand {
         }
         switch (words.first, words.count) {
         case (nil, _):
-            return tour(options)
+            return isTerminal ? repl(options) : tour(options)
+        case ("repl", 1):
+            return repl(options)
         case ("list", 1):
-            let width = Demo.all.map(\.name.count).max() ?? 0
-            for demo in Demo.all {
-                standardOutput(demo.name + String(repeating: " ", count: width - demo.name.count + 2) + demo.summary)
-            }
+            listDemos()
             return 0
         case ("demo", 2):
             guard let demo = Demo.named(words[1]) else {
@@ -98,14 +113,21 @@ public struct PlaygroundCommand {
             }
             let title = file == "<stdin>" ? file : URL(fileURLWithPath: file).lastPathComponent
             return execute(bytes, file: file, options: options, pictures: pictures, title: title)
-        case ("list", _), ("demo", _), ("run", _), ("check", _):
+        case ("list", _), ("demo", _), ("run", _), ("check", _), ("repl", _):
             return usageError("wrong number of arguments for '\(words[0])'")
         default:
             return usageError("unknown command '\(words[0])'")
         }
     }
 
-    private func tour(_ options: Interpreter.Options) -> Int32 {
+    func listDemos() {
+        let width = Demo.all.map(\.name.count).max() ?? 0
+        for demo in Demo.all {
+            standardOutput(demo.name + String(repeating: " ", count: width - demo.name.count + 2) + demo.summary)
+        }
+    }
+
+    func tour(_ options: Interpreter.Options) -> Int32 {
         for (index, demo) in Demo.all.enumerated() {
             if index > 0 { standardOutput("") }
             standardOutput("== \(demo.name): \(demo.summary) ==")
@@ -116,13 +138,13 @@ public struct PlaygroundCommand {
     }
 
     /// Where to write pictures of the run, if anywhere.
-    private struct Pictures {
+    struct Pictures {
         var svg: String?
         var html: String?
         var wanted: Bool { svg != nil || html != nil }
     }
 
-    private func execute(_ bytes: [UInt8], file: String, options: Interpreter.Options,
+    func execute(_ bytes: [UInt8], file: String, options: Interpreter.Options,
                          pictures: Pictures = Pictures(), title: String = "") -> Int32 {
         switch Script.parse(bytes) {
         case .failure(let errors):

@@ -20,17 +20,22 @@ struct MarblePicture {
     static let palette = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#46a5b5", "#f032e6",
                           "#9a6324", "#808000", "#008080", "#e6a100", "#5b6abf"]
 
-    /// The most milliseconds the axis shows (a longer run is squeezed, not drawn longer).
-    var axisMilliseconds: Int {
-        let lastMark = rows.flatMap { $0.marks.map(\.time) + [$0.start] + ($0.end.map { [$0] } ?? []) }.max() ?? .zero
-        let milliseconds = Int(max(end, lastMark) / .milliseconds(1))
-        return max(100, ((milliseconds + 30 + 9) / 10) * 10)  // room after the last event
-    }
+    /// How many milliseconds the axis shows: past the run's end and its last event, with room after.
+    let axisMilliseconds: Int
+    /// Pixels per millisecond: the axis 600 to 2,400 pixels wide (3 pixels per ms between).
+    let scale: Double
 
-    /// Pixels per millisecond: between 0.5 and 6, and the axis at most about 2,400 pixels.
-    var scale: Double {
-        let width = min(max(Double(axisMilliseconds) * 3, 600), 2_400)
-        return width / Double(axisMilliseconds)
+    init(title: String, rows: [Timeline.Row], end: Duration) {
+        self.title = title
+        self.rows = rows
+        self.end = end
+        var last = end
+        for row in rows {
+            last = max(last, row.start, row.end ?? .zero, row.marks.last?.time ?? .zero)
+        }
+        let milliseconds = min(last / .milliseconds(1), 1e15)  // a far longer run is squeezed the same way
+        axisMilliseconds = max(100, ((Int(milliseconds) + 30 + 9) / 10) * 10)
+        scale = min(max(Double(axisMilliseconds) * 3, 600), 2_400) / Double(axisMilliseconds)
     }
 
     /// The x of a time on the axis.

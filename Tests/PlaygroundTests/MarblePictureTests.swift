@@ -114,6 +114,26 @@ extension XMLElement {
         #expect(values == ["<&>'", "x", "</svg>", "<&>'", "x", "</svg>"])
     }
 
+    @Test func aPictureOfAHundredThousandEventsOrOfALongWaitIsDrawnInTime() throws {
+        // Before: every x position recomputed the axis from all events, a quadratic walk
+        // that did not end in ten minutes for this script.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ripple-\(UUID().uuidString).svg")
+        defer { try? FileManager.default.removeItem(at: file) }
+        var script = "cold c \"(0123456789)\"\nlet x1 = c |> flatMap c\n"
+        for level in 2...5 { script += "let x\(level) = x\(level - 1) |> flatMap c\n" }
+        script += "subscribe a to x5\n"
+        let many = try launchBounded(["run", "-", "--svg", file.path], stdin: script, limit: 60)
+        #expect(many.status == 0)
+        let long = try launchBounded(["run", "-", "--svg", file.path],
+                                     stdin: "subject s\nsubscribe a to s\nsend s 1\nwait 999999999s\nsend s 2\n", limit: 60)
+        #expect(long.status == 0)
+        let document = try XMLDocument(contentsOf: file)
+        let ticks = try document.nodes(forXPath: "//*[@class='axis']/*[local-name()='text']")
+        #expect((2...12).contains(ticks.count))
+        let times = try document.nodes(forXPath: "//*[@class='event']").compactMap { ($0 as? XMLElement)?.value(of: "data-time") }
+        #expect(times == ["0", "999999999000", "0", "999999999000"])  // row s, then row a
+    }
+
     @Test func picturesNeedARunOrADemoAndAFileName() {
         #expect(Run(["--svg", "/tmp/x.svg"]).status == 2)
         #expect(Run(["list", "--html", "/tmp/x.html"]).status == 2)

@@ -129,13 +129,13 @@ public final class Interpreter {
             signals[name] = signal
             definitions[name] = String(currentText.dropFirst("let ".count))
         case .subscribe(let sub, let source):
-            let row = timeline.addRow(sub, kind: .subscriber, caption: definitions[source] ?? source, start: clock.now)
+            let row = timeline.addRow(sub, kind: .subscriber, caption: "to " + (definitions[source] ?? source), start: clock.now)
             subscriptions[sub] = signals[source]!.subscribe(
                 next: { [unowned self] in emit("\(sub): next \($0)", row: row, event: .next($0)) },
                 error: { [unowned self] in emit("\(sub): error \($0)", row: row, event: .error($0)) },
                 completed: { [unowned self] in emit("\(sub): completed", row: row, event: .completed) })
         case .observe(let sub, let source, let ownerName):
-            let row = timeline.addRow(sub, kind: .subscriber, caption: (definitions[source] ?? source) + ", owner \(ownerName)",
+            let row = timeline.addRow(sub, kind: .subscriber, caption: "to " + (definitions[source] ?? source) + ", owner \(ownerName)",
                                       start: clock.now)
             subscriptions[sub] = signals[source]!.observe(owner: owners[ownerName] ?? Owner()) { [unowned self] _, value in
                 emit("\(sub): next \(value)", row: row, event: .next(value))

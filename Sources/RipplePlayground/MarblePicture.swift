@@ -88,9 +88,6 @@ struct MarblePicture {
         if row.kind == .subscriber {
             out.append("<line x1=\"\(n(start))\" y1=\"\(n(y - 6))\" x2=\"\(n(start))\" y2=\"\(n(y + 6))\" stroke=\"#555\" stroke-width=\"2\"/>")
         }
-        if let end = row.end, terminal.map({ $0.time > end }) ?? true {
-            out.append("<text x=\"\(n(x(end) + 4))\" y=\"\(n(y + 4))\" font-size=\"10\" fill=\"#777\">disposed</text>")
-        }
         // Marbles never cover each other: one that would touch the previous one moves right
         // (events at the same time stand side by side, in order), and a tick on the line
         // keeps its exact time.
@@ -104,6 +101,10 @@ struct MarblePicture {
                 out.append("<line x1=\"\(n(exact))\" y1=\"\(n(y - 17))\" x2=\"\(n(exact))\" y2=\"\(n(y + 17))\" stroke=\"#999\" stroke-width=\"1\"/>")
             }
             out += draw(mark, row: row.label, x: placed, exact: exact, y: y)
+        }
+        // After the marbles that came before it, so none hides it.
+        if let end = row.end, terminal.map({ $0.time > end }) ?? true {
+            out.append("<text x=\"\(n(max(x(end) + 4, right + 6)))\" y=\"\(n(y + 4))\" font-size=\"10\" fill=\"#777\">disposed</text>")
         }
         out.append("</g>")
         return out

@@ -37,10 +37,14 @@ long ripple_locks_held_add(long delta) {
 /// - `libXCTest.so`: XCTest's harness keeps its suite objects in a cycle.
 /// - `readBytesFromFile`: FoundationEssentials' file reader lost its 4 KiB buffer while reading
 ///   /proc/PID/stat of an exiting child.
+/// - `libFoundationXML.so`, `libxml2.so`: FoundationXML's `XMLNode` and its libxml2 node point
+///   at each other (the node's `_private`), so every document a program parsed — the playground's
+///   picture tests parse each SVG — is reported at exit.
 /// Weak, so a program that defines this function itself links and replaces these (it should
 /// list them too).
 __attribute__((weak)) const char *__lsan_default_suppressions(void) {
-    return "leak:formWeakReference\nleak:libXCTest.so\nleak:readBytesFromFile\n";
+    return "leak:formWeakReference\nleak:libXCTest.so\nleak:readBytesFromFile\n"
+           "leak:libFoundationXML.so\nleak:libxml2.so\n";
 }
 
 /// The Swift runtime's non-trapping "is this executor the current one?" check, which

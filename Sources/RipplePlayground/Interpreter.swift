@@ -40,8 +40,13 @@ public final class Interpreter {
     /// What `connect` statements started.
     private var connectionDisposables: [any Disposable] = []
     private var owners: [String: Owner] = [:]
+    /// The subscriber rows of `observe … owner NAME`, by owner: releasing it ends them.
+    private var ownedRows: [String: [Int]] = [:]
     /// Bounds the values all `flatMap`-style inner signals may send in one run.
     private let budget = InnerBudget()
+
+    /// Gives the inner-value budget back (the interactive mode, before each statement).
+    func refillBudget() { budget.refill() }
     /// Keeps source recorders alive for the marble rows.
     private var recorders: [any Disposable] = []
 
@@ -140,6 +145,7 @@ public final class Interpreter {
             subscriptions[sub] = signals[source]!.observe(owner: owners[ownerName] ?? Owner()) { [unowned self] _, value in
                 emit("\(sub): next \(value)", row: row, event: .next(value))
             }
+            ownedRows[ownerName, default: []].append(row)
         case .dispose(let sub):
             subscriptions[sub]?.dispose()
             if let row = timeline.rows.lastIndex(where: { $0.label == sub && $0.kind == .subscriber }) {
@@ -175,6 +181,8 @@ public final class Interpreter {
             owners[name] = Owner()
         case .release(let name):
             owners[name] = nil
+            // The observations end with their owner: so do their rows in the picture.
+            for row in ownedRows.removeValue(forKey: name) ?? [] { timeline.recordEnd(row: row, at: clock.now) }
         }
     }
 
@@ -352,6 +360,10 @@ public final class Interpreter {
 final class InnerBudget {
     static let limit = 100_000
     private var left = InnerBudget.limit
+
+    /// Gives the whole budget back: the interactive mode does before each statement, so a spent
+    /// budget fails only the statement that spent it, not every later `flatMap` of the session.
+    func refill() { left = Self.limit }
 
     /// `inner`, failing instead of sending once the run's budget is spent.
     func limit(_ inner: Signal<String>) -> Signal<String> {

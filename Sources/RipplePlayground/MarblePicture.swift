@@ -45,7 +45,9 @@ struct MarblePicture {
 
     var svg: String {
         let axisEnd = x(.milliseconds(axisMilliseconds))
-        let width = axisEnd + 30
+        // Wide enough for the axis and for every marble and label: marbles close together in
+        // time are moved right so that none covers another, past the axis if need be.
+        let width = max(axisEnd + 30, rows.map(rightEdge).max() ?? 0)
         let height = Self.top + Double(rows.count) * Self.rowHeight + 56
         var out: [String] = []
         out.append("""
@@ -108,6 +110,18 @@ struct MarblePicture {
         }
         out.append("</g>")
         return out
+    }
+
+    /// The right edge of what a row draws: its last marble, placed as `draw` places it, and its
+    /// `disposed` label.
+    private func rightEdge(of row: Timeline.Row) -> Double {
+        var right = -Double.infinity
+        for mark in row.marks {
+            let half = width(of: mark) / 2
+            right = max(x(mark.time), right + 3 + half) + half
+        }
+        if let end = row.end { right = max(right, max(x(end) + 4, right + 6) + 60) }
+        return right + 20
     }
 
     /// How wide a mark is drawn.

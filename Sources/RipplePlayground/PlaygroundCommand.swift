@@ -89,6 +89,16 @@ public struct PlaygroundCommand {
         if pictures.wanted, !(words.count == 2 && (words[0] == "run" || words[0] == "demo")) {
             return usageError("--svg and --html go with 'run FILE' or 'demo NAME'")
         }
+        // A picture never overwrites the script it draws, or the other picture, and is a file.
+        for path in [pictures.svg, pictures.html].compactMap({ $0 }) {
+            if path == "-" { return usageError("'-' is not a file name for a picture: --svg and --html write files") }
+            if words.first == "run", words.count == 2, Self.sameFile(path, words[1]) {
+                return usageError("'\(path)' is the script itself: write the picture to another file")
+            }
+        }
+        if let svg = pictures.svg, let html = pictures.html, Self.sameFile(svg, html) {
+            return usageError("--svg and --html name the same file '\(svg)'")
+        }
         switch (words.first, words.count) {
         case (nil, _):
             return isTerminal ? repl(options) : tour(options)
@@ -118,6 +128,13 @@ public struct PlaygroundCommand {
         default:
             return usageError("unknown command '\(words[0])'")
         }
+    }
+
+    /// Whether two paths name one file (the same path, or resolving to the same one).
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        if a == b { return true }
+        let resolved = { (path: String) in URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path }
+        return resolved(a) == resolved(b)
     }
 
     func listDemos() {

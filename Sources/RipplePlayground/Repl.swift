@@ -58,6 +58,7 @@ extension PlaygroundCommand {
             let saved = parser
             switch parser.statement(Line(number: number, tokens: tokens)) {
             case .success(let statement):
+                interpreter.refillBudget()
                 interpreter.perform(statement)
             case .failure(let diagnostic):
                 parser = saved

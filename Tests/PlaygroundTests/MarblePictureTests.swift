@@ -58,6 +58,7 @@ extension XMLElement {
         let root = try #require(document.rootElement())
         #expect(root.name == "svg")
         let x0 = try #require(Double(root.value(of: "data-x0") ?? ""))
+        let width = try #require(Double(root.value(of: "width") ?? ""))
         let scale = try #require(Double(root.value(of: "data-scale") ?? ""))
         let rows = try root.nodes(forXPath: "//*[@class='row']").compactMap { $0 as? XMLElement }
         let subscribers = rows.filter { $0.value(of: "data-kind") == "subscriber" }
@@ -78,9 +79,52 @@ extension XMLElement {
                 let x = Double(mark.value(of: "data-x")!)!
                 #expect(abs(exact - (x0 + Double(event.time) * scale)) < 0.01, "\(name) \(event)")
                 #expect(x >= exact - 0.01 && x > previousX, "\(name) \(event)")
+                #expect(x + 10 <= width, "\(name) \(event) at x \(x) is outside the picture (width \(width))")
                 previousX = x
             }
         }
+    }
+
+    @Test func aPictureNeverOverwritesItsScriptOrTheOtherPictureAndIsAFile() throws {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("ripple-\(UUID().uuidString).ripple")
+        defer { try? FileManager.default.removeItem(at: script) }
+        try "subject s\n".write(to: script, atomically: true, encoding: .utf8)
+        for arguments in [["run", script.path, "--html", script.path], ["run", script.path, "--svg", "x.svg", "--html", "x.svg"],
+                          ["run", "-", "--svg", "-"]] {
+            let run = Run(arguments)
+            #expect(run.status == 2, "\(arguments)")
+            #expect(run.stderr.first?.hasPrefix("ripple-playground: ") == true, "\(run.stderr)")
+        }
+        #expect(try String(contentsOf: script, encoding: .utf8) == "subject s\n")
+    }
+
+    @Test func releasingAnOwnerEndsItsObserversRowsInThePicture() throws {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("ripple-\(UUID().uuidString).ripple")
+        defer { try? FileManager.default.removeItem(at: script) }
+        try "subject s\nowner o\nobserve a to s owner o\nsend s 1\nwait 20ms\nrelease o\nwait 50ms\nsend s 2\nwait 30ms\n"
+            .write(to: script, atomically: true, encoding: .utf8)
+        let (_, svg) = try runWithPicture(["run", script.path])
+        let root = try #require(try XMLDocument(data: Data(svg.utf8)).rootElement())
+        let x0 = try #require(Double(root.value(of: "data-x0") ?? ""))
+        let scale = try #require(Double(root.value(of: "data-scale") ?? ""))
+        let row = try #require(try root.nodes(forXPath: "//*[@data-row='a']").first as? XMLElement)
+        let line = try #require(try row.nodes(forXPath: "./*[local-name()='line']").first as? XMLElement)
+        let end = try #require(Double(line.value(of: "x2") ?? ""))
+        #expect(abs(end - (x0 + 20 * scale)) < 0.01, "the row ends at \(end), not at the release (20 ms)")
+        #expect(!row.xmlString.contains("l-8 -5 v10 z"), "no 'still alive' arrowhead on the released row")
+    }
+
+    @Test func manyEventsAtOneTimeStayInsideThePicture() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ripple-\(UUID().uuidString).ripple")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try "subject s\nsubscribe a to s\nsend s \((1...60).map(String.init).joined(separator: " "))\nwait 20ms\ndispose a\n"
+            .write(to: file, atomically: true, encoding: .utf8)
+        let (_, svg) = try runWithPicture(["run", file.path])
+        let root = try #require(try XMLDocument(data: Data(svg.utf8)).rootElement())
+        let width = try #require(Double(root.value(of: "width") ?? ""))
+        let xs = try root.nodes(forXPath: "//*[@data-row='a']//*[@class='event']").compactMap { ($0 as? XMLElement)?.value(of: "data-x").flatMap(Double.init) }
+        #expect(xs.count == 60)
+        #expect((xs.max() ?? 0) + 10 <= width, "the last marble at \(xs.max() ?? 0), the picture \(width) wide")
     }
 
     @Test func thePageIsSelfContainedWithTheScriptTheLogAndThePicture() throws {

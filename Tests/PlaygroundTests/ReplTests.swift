@@ -36,6 +36,17 @@ struct Session {
 }
 
 @Suite(.leakChecked) struct ReplTests {
+    @Test func aSpentFlatMapBudgetFailsOnlyTheStatementThatSpentItNotTheRestOfTheSession() {
+        var lines = ["cold c \"(0123456789)\"", "let x1 = c |> flatMap c", "let x2 = x1 |> flatMap c",
+                     "let x3 = x2 |> flatMap c"]
+        lines += (1...10).map { "subscribe s\($0) to x3" }  // 10 × 10,000 inner values: the budget is spent
+        lines += ["cold d \"(ab)\"", "let y = d |> flatMap d", "subscribe fresh to y"]
+        let session = Session(lines)
+        let fresh = session.stdout.filter { $0.contains("fresh:") }
+        #expect(fresh == ["[   0ms] fresh: next (a,a)", "[   0ms] fresh: next (a,b)", "[   0ms] fresh: next (b,a)",
+                          "[   0ms] fresh: next (b,b)"], "\(fresh)")
+    }
+
     @Test func eachStatementRunsAsItIsTypedAndTheClockCarriesOn() {
         let session = Session(["subject s", "subscribe a to s", "send s 1", "wait 30ms", "let d = s |> delay 20ms",
                                "subscribe b to d", "send s 2", "wait 20ms"])

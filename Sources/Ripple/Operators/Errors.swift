@@ -54,7 +54,7 @@ extension SignalProtocol {
     /// (RAC's `timeout:onScheduler:`).
     ///
     ///     source:  -1-2-----3|
-    ///     timeout: -1-2--#       (50 ms)
+    ///     timeout: -1-2-#        (50 ms)
     ///
     /// The timer runs on `scheduler`; ending first cancels it, and timing out disposes upstream.
     public func timeout(_ interval: Duration, on scheduler: any Scheduler) -> Signal<Value> where Value: Sendable {

@@ -30,7 +30,7 @@ extension SignalProtocol {
     /// (RAC's `bufferWithTime:onScheduler:`); a span with no values sends nothing.
     ///
     ///     source: -1-2---3-----|
-    ///     buffer: -----a-----b-|     (50 ms: a = [1,2], b = [3])
+    ///     buffer: -----a----b--|     (50 ms: a = [1,2], b = [3])
     ///
     /// Completion sends what is waiting, then completes; an error drops it.
     public func buffer(timeSpan: Duration, on scheduler: any Scheduler) -> Signal<[Value]> where Value: Sendable {

@@ -91,31 +91,4 @@ enum Connections {
     }
 }
 
-extension Schema {
-    /// Creates the tables if missing. Concurrent `CREATE TABLE IF NOT EXISTS` from several
-    /// instances can still collide in PostgreSQL's catalog, so the block takes a transaction-level
-    /// advisory lock first. When the tables exist it locks nothing else: no `ALTER TABLE` here,
-    /// whose exclusive lock would queue every publisher behind any reader of the table.
-    static func ensure(on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query(
-            """
-            DO $$ BEGIN
-                PERFORM pg_advisory_xact_lock(74122026);
-                CREATE TABLE IF NOT EXISTS ripple_topics (
-                    topic text PRIMARY KEY,
-                    head bigint NOT NULL,
-                    last_at timestamptz NOT NULL DEFAULT '-infinity'
-                );
-                CREATE TABLE IF NOT EXISTS ripple_values (
-                    topic text NOT NULL,
-                    seq bigint NOT NULL,
-                    created_at timestamptz NOT NULL DEFAULT now(),
-                    payload text NOT NULL,
-                    PRIMARY KEY (topic, seq)
-                );
-            END $$
-            """, logger: logger)
-    }
-}
-
 import Synchronization

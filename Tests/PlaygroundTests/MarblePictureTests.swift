@@ -48,7 +48,7 @@ extension XMLElement {
 
 /// Every SVG the playground draws is well-formed XML whose subscriber timelines hold exactly the
 /// events of the log, in order, each at its time on the axis.
-@Suite(.leakChecked) struct MarblePictureTests {
+@Suite(.leakChecked, .offThePool) struct MarblePictureTests {
     static let runs: [[String]] = Demo.all.map { ["demo", $0.name] } + operatorScripts.map { ["run", operatorScriptPath($0)] }
 
     @Test(arguments: runs)

@@ -19,7 +19,7 @@ func operatorScriptPath(_ name: String) -> String {
 
 /// One script per operator, run with `--times`: its events, at their times, are exactly the
 /// checked-in ones (worked out from each operator's documented semantics).
-@Suite(.leakChecked) struct OperatorGoldenTests {
+@Suite(.leakChecked, .offThePool) struct OperatorGoldenTests {
     @Test(arguments: operatorScripts)
     func operatorScriptPrintsItsCheckedInEvents(name: String) throws {
         let run = Run(["run", operatorScriptPath(name), "--times"])

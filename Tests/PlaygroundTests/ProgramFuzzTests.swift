@@ -354,7 +354,7 @@ struct ProgramGenerator {
 /// `FILE:LINE:COL: error:` lines the generator predicts (feedback cycles, names fed into
 /// themselves), within a time bound, under `run` and `check` alike. A failure names its seed
 /// and prints the script.
-@Suite(.leakChecked) struct ProgramFuzzTests {
+@Suite(.leakChecked, .offThePool) struct ProgramFuzzTests {
     /// A tenth under a sanitizer (each program runs 5–15 times slower there).
     static let programs = Workload.size(1000)
     static let firstSeed: UInt64 = 0x5EED_0000

@@ -35,7 +35,7 @@ struct Session {
     }
 }
 
-@Suite(.leakChecked) struct ReplTests {
+@Suite(.leakChecked, .offThePool) struct ReplTests {
     @Test func aSpentFlatMapBudgetFailsOnlyTheStatementThatSpentItNotTheRestOfTheSession() {
         var lines = ["cold c \"(0123456789)\"", "let x1 = c |> flatMap c", "let x2 = x1 |> flatMap c",
                      "let x3 = x2 |> flatMap c"]
@@ -106,7 +106,7 @@ struct Session {
 
 /// The real executable on a pseudo-terminal: with no arguments it greets and runs what is
 /// typed; with standard input piped it plays the tour, as before.
-@Suite struct ReplTerminalTests {
+@Suite(.offThePool) struct ReplTerminalTests {
     /// Reads what the terminal shows until `text` appears or `seconds` pass.
     static func read(_ master: Int32, until text: String, seconds: Double = 10) -> String {
         var seen = ""

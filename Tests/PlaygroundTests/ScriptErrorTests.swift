@@ -11,7 +11,7 @@ struct BadScript: CustomTestStringConvertible, Sendable {
     var testDescription: String { name }
 }
 
-@Suite(.leakChecked) struct ScriptErrorTests {
+@Suite(.leakChecked, .offThePool) struct ScriptErrorTests {
     static let table: [BadScript] = [
         .init(name: "unknown statement", script: "frobnicate x", errors: ["<stdin>:1:1: error: unknown statement 'frobnicate'"]),
         .init(name: "unknown name", script: "subscribe a to nothing", errors: ["<stdin>:1:16: error: unknown name 'nothing'"]),
@@ -136,7 +136,7 @@ final class ErrorCollector: @unchecked Sendable {
 }
 
 /// Runs the built executable itself, as a user would.
-@Suite(.leakChecked) struct ExecutableTests {
+@Suite(.leakChecked, .offThePool) struct ExecutableTests {
     static var executable: URL {
         // The test bundle sits in the build folder next to the products.
         var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
@@ -204,7 +204,7 @@ final class ErrorCollector: @unchecked Sendable {
 
 /// Mutated scripts from a seeded generator: every input ends in exit 0 or a clear error,
 /// never a crash or a hang.
-@Suite(.leakChecked) struct PlaygroundFuzzTests {
+@Suite(.leakChecked, .offThePool) struct PlaygroundFuzzTests {
     static func mutate(_ script: String, seed: UInt64) -> [UInt8] {
         var random = SeededGenerator(seed: seed)
         var bytes = Array(script.utf8)

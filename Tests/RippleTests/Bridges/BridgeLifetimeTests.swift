@@ -121,7 +121,7 @@ private func send(_ number: Int32, until recorder: Recorder<Int32>, has count: I
     }
 }
 
-@Suite(.serialized, .leakChecked) struct LinesDisposalTests {
+@Suite(.serialized, .leakChecked, .offThePool) struct LinesDisposalTests {
     /// A caller may close its descriptor once `dispose()` returns; the number is then free for
     /// an unrelated file, which the disposed reader must never read.
     @Test func afterDisposeReturnsNothingIsReadFromAnUnrelatedFileReusingTheDescriptor() throws {

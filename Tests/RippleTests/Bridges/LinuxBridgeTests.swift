@@ -3,7 +3,7 @@ import Testing
 @testable import Ripple
 import RippleTestSupport
 
-@Suite(.serialized, .leakChecked) struct LinuxBridgeTests {
+@Suite(.serialized, .leakChecked, .offThePool) struct LinuxBridgeTests {
     @Test func linesFromAPipeArriveThenCompleteAtEndOfInput() throws {
         let pipe = Pipe()
         let r = Recorder<String>()
@@ -159,7 +159,7 @@ import RippleTestSupport
 }
 
 /// Runs the built `ripple-logwatch` as a user would.
-@Suite(.serialized, .leakChecked) struct LogWatchDaemonTests {
+@Suite(.serialized, .leakChecked, .offThePool) struct LogWatchDaemonTests {
     static var executable: URL {
         var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         while url.pathComponents.count > 1 {

@@ -6,7 +6,7 @@ import RippleTestSupport
 
 /// The three defects of the old delivery turn (issue 14), each as it was seen from outside, and
 /// the cycle the new turn must still break. Each failed (or hung, caught by the watchdog) before.
-@Suite(.leakChecked) struct DeliveryTurnRegressionTests {
+@Suite(.leakChecked, .offThePool) struct DeliveryTurnRegressionTests {
     /// Defect 0: a thread subscribing to a subject that another thread floods took the delivery
     /// turn and then delivered the sender's values forever (and the queue grew without bound).
     @Test(arguments: ["behavior", "replay"])

@@ -5,7 +5,7 @@ import Testing
 import RippleTestSupport
 
 /// When a send returns, who delivers it, and in what order waiting senders are served.
-@Suite(.leakChecked) struct DeliveryTurnTests {
+@Suite(.leakChecked, .offThePool) struct DeliveryTurnTests {
     /// Holds the delivery of `-1` inside its callback until `release` is signalled.
     final class Gate: @unchecked Sendable {
         let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)

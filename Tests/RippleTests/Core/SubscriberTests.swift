@@ -59,7 +59,7 @@ import RippleTestSupport
     }
 }
 
-@Suite(.leakChecked) struct SubscriberConcurrencyTests {
+@Suite(.leakChecked, .offThePool) struct SubscriberConcurrencyTests {
     @Test func fourSendingThreadsNeverOverlapCallbacksAndLoseNoValueThenOneCompletion() {
         for round in 0..<50 {
             let recorder = CompletenessRecorder()

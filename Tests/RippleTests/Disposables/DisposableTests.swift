@@ -123,7 +123,7 @@ import RippleTestSupport
     }
 }
 
-@Suite(.leakChecked) struct DisposableConcurrencyTests {
+@Suite(.leakChecked, .offThePool) struct DisposableConcurrencyTests {
     @Test func eachDisposableRunsItsActionOnceWhenEightThreadsDisposeAtOnce() {
         for _ in 0..<200 {
             let runs = Box(0)

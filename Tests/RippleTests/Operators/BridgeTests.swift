@@ -92,7 +92,7 @@ import RippleTestSupport
     }
 }
 
-@Suite(.leakChecked) struct BlockingBridgeTests {
+@Suite(.leakChecked, .offThePool) struct BlockingBridgeTests {
     @Test func waitUntilCompletedReturnsOnceASignalOnAnotherThreadCompletes() throws {
         let signal = Signal.from([1, 2]).delay(.milliseconds(20), on: BackgroundScheduler())
         try signal.waitUntilCompleted(timeout: .seconds(5))

@@ -137,7 +137,7 @@ import RippleTestSupport
     }
 }
 
-@Suite(.leakChecked) struct StackSafetyTests {
+@Suite(.leakChecked, .offThePool) struct StackSafetyTests {
     static let million = Workload.size(1_000_000)
 
     @Test func concatOfAMillionImmediateSignalsFinishes() {

@@ -5,7 +5,7 @@ import Testing
 import RippleTestSupport
 
 /// `deliver(on:bufferSize:whenFull:)`: the buffer's bound and each overflow policy.
-@Suite(.leakChecked) struct DeliveryOverflowTests {
+@Suite(.leakChecked, .offThePool) struct DeliveryOverflowTests {
     @Test func dropOldestKeepsTheNewestValuesAndTheEnd() {
         let scheduler = TestScheduler()
         let recorder = Recorder<Int>()

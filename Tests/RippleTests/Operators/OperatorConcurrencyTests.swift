@@ -2,7 +2,7 @@ import Testing
 @testable import Ripple
 import RippleTestSupport
 
-@Suite(.leakChecked) struct OperatorConcurrencyTests {
+@Suite(.leakChecked, .offThePool) struct OperatorConcurrencyTests {
     @Test func mergeOfSignalsSendingOnFourThreadsDeliversEverythingThenOneCompletion() {
         for round in 0..<20 {
             let subjects = (0..<4).map { _ in Subject<Int>() }

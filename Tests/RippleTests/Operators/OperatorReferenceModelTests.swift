@@ -208,7 +208,7 @@ func checkAgainstReference(_ op: ModelOperator, _ inputs: ModelInputs) -> String
 
 /// Serialized: its 37 CPU-bound cases would otherwise fill the test pool's threads at once and
 /// hold up the timing-sensitive suites running beside them.
-@Suite(.leakChecked, .serialized) struct OperatorReferenceModelTests {
+@Suite(.leakChecked, .serialized, .offThePool) struct OperatorReferenceModelTests {
     /// Runs per operator (× 37 operators: 18,500 per `swift test`, about 2 s of CPU in a debug build);
     /// `RIPPLE_MODEL_RUNS` overrides it for a longer search.
     static let runs = ProcessInfo.processInfo.environment["RIPPLE_MODEL_RUNS"].flatMap { Int($0) } ?? Workload.size(500)

@@ -77,7 +77,7 @@ import RippleTestSupport
     }
 }
 
-@Suite(.leakChecked) struct SchedulingConcurrencyTests {
+@Suite(.leakChecked, .offThePool) struct SchedulingConcurrencyTests {
     static let schedulers: [@Sendable () -> any Scheduler] = [
         { ImmediateScheduler.shared },
         { SerialQueueScheduler(label: "deliver") },

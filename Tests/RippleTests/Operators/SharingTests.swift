@@ -3,7 +3,7 @@ import Testing
 @testable import Ripple
 import RippleTestSupport
 
-@Suite(.leakChecked) struct SharingTests {
+@Suite(.leakChecked, .offThePool) struct SharingTests {
     /// A finite cold source that counts how often it runs.
     private func countedSource(_ runs: Box<Int>) -> Signal<Int> {
         Signal { s in

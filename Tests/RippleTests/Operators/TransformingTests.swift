@@ -262,7 +262,7 @@ import RippleTestSupport
     }
 }
 
-@Suite(.leakChecked) struct ThrowingTransformTests {
+@Suite(.leakChecked, .offThePool) struct ThrowingTransformTests {
     struct NotANumber: Error, Equatable {}
 
     @Test func tryMapEndsTheStreamWithTheThrownErrorAndDisposesUpstream() {

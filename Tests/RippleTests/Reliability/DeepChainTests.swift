@@ -5,7 +5,7 @@ import RippleTestSupport
 
 /// Chains of 100,000 operators built by a loop: subscribing, delivering, disposing and
 /// releasing them all recurse once per operator, and must finish on an ordinary thread.
-@Suite(.leakChecked) struct DeepChainTests {
+@Suite(.leakChecked, .offThePool) struct DeepChainTests {
     static let depth = Workload.size(100_000)
 
     @Test func aChainOf100kMapsDeliversCompletesAndReleasesEverything() {

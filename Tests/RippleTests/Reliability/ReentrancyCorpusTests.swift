@@ -9,7 +9,7 @@ import RippleTestSupport
 ///
 /// Each case runs under the watchdog: user code called under one of Ripple's locks would
 /// deadlock (the locks are not recursive) and fail here instead of hanging.
-@Suite(.leakChecked) struct ReentrancyCorpusTests {
+@Suite(.leakChecked, .offThePool) struct ReentrancyCorpusTests {
     /// A payload whose `deinit` runs `onDeinit` (user code run wherever the value dies).
     final class Payload: @unchecked Sendable {  // onDeinit is set once, before sharing
         let id: Int

@@ -46,7 +46,7 @@ final class GrammarChecker: @unchecked Sendable {
     }
 }
 
-@Suite(.leakChecked) struct SoakConcurrencyTests {
+@Suite(.leakChecked, .offThePool) struct SoakConcurrencyTests {
     /// Bounded in time (two seconds of sending, at most 5,000 values per sender and 300 churned
     /// subscriptions): many threads subscribe, dispose, send and complete on shared subjects
     /// and on `deliver(on:)` chains across all schedulers, under a watchdog (every send and

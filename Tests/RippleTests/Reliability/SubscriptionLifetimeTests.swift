@@ -4,7 +4,7 @@ import Testing
 import RippleTestSupport
 
 /// When a subscription ends on its own, and how the leak counter attributes it.
-@Suite(.leakChecked) struct SubscriptionLifetimeTests {
+@Suite(.leakChecked, .offThePool) struct SubscriptionLifetimeTests {
     @Test func aScopeCountsOnlyTheSubscriptionsCreatedInsideIt() {
         let subject = Subject<Int>()
         let outside = subject.subscribeNext { _ in }

@@ -31,7 +31,7 @@ private func recurse(on scheduler: any Scheduler, steps: Int, drive: () -> Void 
     return (state.count.load(ordering: .relaxed), state.maxAddress.load(ordering: .relaxed) - state.minAddress.load(ordering: .relaxed))
 }
 
-@Suite(.leakChecked) struct ImmediateSchedulerTests {
+@Suite(.leakChecked, .offThePool) struct ImmediateSchedulerTests {
     @Test func runsSynchronouslyOnTheCaller() {
         let ran = Box(false)
         ImmediateScheduler.shared.schedule { ran.value = true }
@@ -72,7 +72,7 @@ private func recurse(on scheduler: any Scheduler, steps: Int, drive: () -> Void 
     }
 }
 
-@Suite(.leakChecked) struct SerialQueueSchedulerTests {
+@Suite(.leakChecked, .offThePool) struct SerialQueueSchedulerTests {
     @Test func runsActionsInFIFOOrderNeverTwoAtOnce() {
         let scheduler = SerialQueueScheduler(label: "test.fifo")
         let detector = OverlapDetector()
@@ -161,7 +161,7 @@ private func recurse(on scheduler: any Scheduler, steps: Int, drive: () -> Void 
     }
 }
 
-@Suite(.leakChecked) struct TestSchedulerTests {
+@Suite(.leakChecked, .offThePool) struct TestSchedulerTests {
     @Test func nothingRunsUntilTold() {
         let scheduler = TestScheduler()
         let ran = Box(false)

@@ -199,7 +199,7 @@ import RippleTestSupport
     }
 }
 
-@Suite(.leakChecked) struct LifetimeTests {
+@Suite(.leakChecked, .offThePool) struct LifetimeTests {
     @Test func takeDuringCompletesWhenTheTokenIsFreed() {
         let subject = Subject<Int>()
         let r = Recorder<Int>()

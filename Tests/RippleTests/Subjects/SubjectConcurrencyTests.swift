@@ -4,7 +4,7 @@ import Testing
 @testable import Ripple
 import RippleTestSupport
 
-@Suite(.leakChecked) struct SubjectConcurrencyTests {
+@Suite(.leakChecked, .offThePool) struct SubjectConcurrencyTests {
     @Test(arguments: SubjectKind.allCases)
     func sixteenThreadsSendingReachEverySubscriberExactlyOnceWithoutOverlapThenOneCompletion(kind: SubjectKind) {
         let (signal, input) = kind.make()

@@ -5,7 +5,7 @@ import RippleTestSupport
 
 /// SubscriberList's hand-managed buffer (growth, holes, compaction, shrink) against a model,
 /// through Subject's public API, plus subscribes and disposes from callbacks and other threads.
-@Suite struct SubscriberListStressTests {
+@Suite(.offThePool) struct SubscriberListStressTests {
     final class Log: @unchecked Sendable {
         let lock = NSLock()
         var got: [Int: [Int]] = [:]

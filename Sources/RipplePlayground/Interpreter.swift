@@ -23,8 +23,13 @@ public final class Interpreter {
         }
     }
 
-    /// An object to own weak-owner observers; `release` drops the last reference to it.
-    final class Owner {}
+    /// An object to own weak-owner observers; `release` drops the last reference to it, which
+    /// also ends its lifetime (for `takeDuring`).
+    final class Owner {
+        let lifetime: Lifetime
+        private let token: Lifetime.Token
+        init() { (lifetime, token) = Lifetime.make() }
+    }
 
     private let clock = TestScheduler()
     private let options: Options
@@ -39,14 +44,26 @@ public final class Interpreter {
     private var subscriptions: [String: any Disposable] = [:]
     /// What `connect` statements started.
     private var connectionDisposables: [any Disposable] = []
+    /// Connections made while the run goes on (`replayLazily`'s), ended with the run.
+    private let runEnds = CompoundDisposable()
     private var owners: [String: Owner] = [:]
     /// The subscriber rows of `observe … owner NAME`, by owner: releasing it ends them.
     private var ownedRows: [String: [Int]] = [:]
     /// Bounds the values all `flatMap`-style inner signals may send in one run.
     private let budget = InnerBudget()
+    /// Bounds the ticks all `interval` subscriptions may send in one run: an interval never
+    /// ends, so a long `wait` on a short period would otherwise never end either.
+    private let ticks = InnerBudget(limit: InnerBudget.tickLimit, what: "interval ticks")
+    /// The signals a value may name for `flatten` and `switchToLatest`: subjects and cold
+    /// signals (interval and timer included). They read no other signal, so following a
+    /// name can never lead back to the signal that sent it.
+    private var innerSources: [String: Signal<String>] = [:]
 
-    /// Gives the inner-value budget back (the interactive mode, before each statement).
-    func refillBudget() { budget.refill() }
+    /// Gives the inner-value and tick budgets back (the interactive mode, before each statement).
+    func refillBudget() {
+        budget.refill()
+        ticks.refill()
+    }
     /// Keeps source recorders alive for the marble rows.
     private var recorders: [any Disposable] = []
 
@@ -82,6 +99,7 @@ public final class Interpreter {
 
     /// Ends the run: the final diagram if asked, then everything the run started.
     func finish() {
+        timeline.extendTicks(until: clock.now)
         if options.marbles, timeline.render(now: clock.now) != lastDiagram { drawMarbles() }
         finalTime = clock.now
         endRun()
@@ -106,6 +124,7 @@ public final class Interpreter {
     private func endRun() {
         for subscription in subscriptions.values { subscription.dispose() }
         for disposable in connectionDisposables + recorders { disposable.dispose() }
+        runEnds.dispose()
         subscriptions = [:]
         connectionDisposables = []
         recorders = []
@@ -127,9 +146,31 @@ public final class Interpreter {
             }
         case .cold(let name, _, let frames):
             signals[name] = coldSignal(frames)
+            innerSources[name] = signals[name]
             timeline.recordDefinition(row: timeline.addRow("\(name) (cold)", kind: .cold, caption: currentText), frames: frames)
+        case .interval(let name, let period):
+            signals[name] = ticks.limit(Signal<Int>.interval(period, on: clock).map(String.init))
+            innerSources[name] = signals[name]
+            timeline.recordTicks(row: timeline.addRow("\(name) (cold)", kind: .cold, caption: currentText), period: period)
+        case .timer(let name, let due):
+            signals[name] = Signal<Int>.timer(due, on: clock).map(String.init)
+            innerSources[name] = signals[name]
+            let row = timeline.addRow("\(name) (cold)", kind: .cold, caption: currentText)
+            timeline.record(.next("0"), row: row, at: due)
+            timeline.record(.completed, row: row, at: due)
         case .derive(let name, let source, let operators):
-            var signal = signals[source]!
+            var signal: Signal<String>
+            switch source {
+            case .signal(let source): signal = signals[source]!
+            case .combined(let combination, let names):
+                let inputs: [any SignalProtocol<String>] = names.map { signals[$0]! }
+                switch combination {
+                case .merge: signal = Signal<String>.merge(inputs)
+                case .concat: signal = Signal<String>.concat(inputs)
+                case .zip: signal = Signal<String>.zip(inputs).map(Self.list)
+                case .combineLatest: signal = Signal<String>.combineLatest(inputs).map(Self.list)
+                }
+            }
             for op in operators { signal = apply(op, to: signal, letName: name) }
             signals[name] = signal
             definitions[name] = String(currentText.dropFirst("let ".count))
@@ -189,6 +230,7 @@ public final class Interpreter {
     private func addSource<S: SignalProtocol & SubscriberProtocol>(_ name: String, _ subject: S) where S.Value == String {
         inputs[name] = subject
         addRecordedSource(name, subject.asSignal())
+        innerSources[name] = signals[name]
     }
 
     /// Registers a hot source and records what it emits on its own marble row.
@@ -246,6 +288,7 @@ public final class Interpreter {
         case .take(let n): return signal.take(n)
         case .skip(let n): return signal.skip(n)
         case .distinct: return signal.distinctUntilChanged()
+        case .distinctIgnoringCase: return signal.distinctUntilChanged { $0.lowercased() == $1.lowercased() }
         case .scanAdd: return signal.tryScan("0") { sum, value in try Arithmetic.add(Arithmetic.integer(value), to: sum) }
         case .reduceAdd:
             // reduce(_:_:) with overflow as an error: the running sums, the last one on completion
@@ -278,8 +321,29 @@ public final class Interpreter {
         case .flatMapLatest(let other):
             let inner = signals[other]!
             return signal.flatMapLatest { [budget] outer in budget.limit(inner).map { "(\(outer),\($0))" } }
+        case .flatten:
+            return signal.tryMap { [unowned self] in try inner(named: $0) }.flatten()
+        case .switchToLatest:
+            return signal.tryMap { [unowned self] in try inner(named: $0) }.switchToLatest()
         case .log(let label):
             return signal.log(label ?? letName) { [unowned self] in line($0) }
+        case .sideEffect(let effect, let label):
+            let prefix = "[\(label ?? letName)] \(effect.rawValue)"
+            switch effect {
+            case .onNext: return signal.onNext { [unowned self] in line("\(prefix) \($0)") }
+            case .onError: return signal.onError { [unowned self] in line("\(prefix) \($0)") }
+            case .onCompleted: return signal.onCompleted { [unowned self] in line(prefix) }
+            case .onSubscribe: return signal.onSubscribe { [unowned self] in line(prefix) }
+            case .onDispose: return signal.onDispose { [unowned self] in line(prefix) }
+            }
+        case .takeDuring(let owner):
+            return signal.take(during: owners[owner]?.lifetime ?? .empty)
+        case .subscribeOn:
+            return signal.subscribe(on: clock)
+        case .deliverOn(let bufferSize, let overflow):
+            return signal.deliver(on: clock, bufferSize: bufferSize ?? 1024, whenFull: overflow ?? .wait)
+        case .zip3(let b, let c): return signal.zip(signals[b]!, signals[c]!).map { "(\($0),\($1),\($2))" }
+        case .combineLatest3(let b, let c): return signal.combineLatest(signals[b]!, signals[c]!).map { "(\($0),\($1),\($2))" }
         case .merge(let other): return signal.merge(signals[other]!)
         case .concat(let other): return signal.concat(signals[other]!)
         case .zip(let other): return signal.zip(signals[other]!).map { "(\($0),\($1))" }
@@ -296,12 +360,44 @@ public final class Interpreter {
             let connection = signal.multicast(ReplaySubject<String>())
             connectionDisposables.append(connection.connect())
             return connection.signal
+        case .replayLazily(let capacity):
+            // `Signal.replayLazily(capacity:)`: connects on the first subscriber and stays
+            // connected, with the connection ended by the end of the run (see replayLast).
+            let connection = signal.multicast(ReplaySubject<String>(capacity: capacity ?? .max))
+            let ends = runEnds
+            return Signal { subscriber in
+                let subscription = connection.subscribe(subscriber)
+                ends.add(connection.connect())
+                return subscription
+            }
         case .publish:
             let connection = signal.publish()
             connections[letName] = connection
             return connection.signal
+        case .multicast(let kind):
+            let connection: MulticastConnection<String>
+            switch kind {
+            case .subject: connection = signal.multicast(Subject<String>())
+            case .behavior(let value): connection = signal.multicast(BehaviorSubject(value))
+            case .replay(let capacity): connection = signal.multicast(ReplaySubject<String>(capacity: capacity ?? .max))
+            }
+            connections[letName] = connection
+            return connection.signal
+        case .autoconnect:
+            // The parser lets `autoconnect` follow only `publish` or `multicast`: the connection
+            // they just made is the one to count subscribers on, and `connect` no longer takes it.
+            return connections.removeValue(forKey: letName)!.autoconnect()
         case .share: return signal.share()
         }
+    }
+
+    /// The signal a value names, for `flatten` and `switchToLatest`; its values count in the
+    /// run's inner budget. Any other value fails the stream.
+    private func inner(named value: String) throws -> Signal<String> {
+        guard let inner = innerSources[value] else {
+            throw Arithmetic.Failure(description: "not a cold signal or subject: \(value)")
+        }
+        return budget.limit(inner)
     }
 
     /// An array value as it prints: `[1,2,3]`.
@@ -347,6 +443,7 @@ public final class Interpreter {
     }
 
     private func drawMarbles() {
+        timeline.extendTicks(until: clock.now)
         let diagram = timeline.render(now: clock.now)
         lastDiagram = diagram
         for text in diagram { output(text) }
@@ -357,19 +454,31 @@ public final class Interpreter {
 /// one run, all together. Each outer value starts a whole inner run, so a few nested ones would
 /// otherwise multiply a short script into billions of events; past the budget the inner signal
 /// fails, which fails the stream with a message saying why.
+///
+/// The same bound, with its own count, keeps `interval`s from ticking forever.
 final class InnerBudget {
     static let limit = 100_000
-    private var left = InnerBudget.limit
+    /// The most ticks all `interval` subscriptions may send in one run.
+    static let tickLimit = 100_000
+    private let capacity: Int
+    private let what: String
+    private var left: Int
+
+    init(limit: Int = InnerBudget.limit, what: String = "inner values") {
+        capacity = limit
+        self.what = what
+        left = limit
+    }
 
     /// Gives the whole budget back: the interactive mode does before each statement, so a spent
     /// budget fails only the statement that spent it, not every later `flatMap` of the session.
-    func refill() { left = Self.limit }
+    func refill() { left = capacity }
 
     /// `inner`, failing instead of sending once the run's budget is spent.
     func limit(_ inner: Signal<String>) -> Signal<String> {
         inner.tryMap { [self] value in
             guard left > 0 else {
-                throw Arithmetic.Failure(description: "more than \(Self.limit) inner values in one run")
+                throw Arithmetic.Failure(description: "more than \(capacity) \(what) in one run")
             }
             left -= 1
             return value

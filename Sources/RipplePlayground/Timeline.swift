@@ -15,6 +15,8 @@ final class Timeline {
         var events: [(frame: Int, symbol: String)] = []
         /// The same events at their exact times, with their values and messages.
         var marks: [Mark] = []
+        /// An `interval`'s period: its ticks are drawn up to the time of the diagram.
+        var period: Duration?
     }
 
     enum Kind: Equatable {
@@ -76,6 +78,27 @@ final class Timeline {
                     rows[row].events.append((index, "#"))
                     rows[row].marks.append(Mark(time: time, event: .error("error")))
                 }
+            }
+        }
+    }
+
+    /// The most ticks an `interval`'s row draws (the diagram of a long run stays small).
+    static let maximumTicks = 1_000
+
+    /// Makes `row` an interval's: ticks 0, 1, 2, … at 1 ×, 2 ×, … `period` after each
+    /// subscription, drawn up to the time of the diagram (see `extendTicks`).
+    func recordTicks(row: Int, period: Duration) {
+        rows[row].period = period
+    }
+
+    /// Draws every interval row's ticks up to `now` (at most `maximumTicks` each).
+    func extendTicks(until now: Duration) {
+        for index in rows.indices {
+            guard let period = rows[index].period else { continue }
+            var tick = rows[index].marks.count
+            while tick < Self.maximumTicks, period * (tick + 1) <= now {
+                record(.next(String(tick)), row: index, at: period * (tick + 1))
+                tick += 1
             }
         }
     }

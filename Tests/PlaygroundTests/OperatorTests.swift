@@ -49,7 +49,7 @@ func operatorScriptPath(_ name: String) -> String {
 
     @Test(arguments: Language.operators.map(\.example))
     func everyOperatorExampleInTheReferenceParses(example: String) {
-        let script = "subject s\nlet d = s |> \(example)\nsubscribe a to d\nsend s 1"
+        let script = "subject s\nowner o\nlet d = s |> \(example)\nsubscribe a to d\nsend s 1"
         guard case .success = Script.parse(script) else {
             Issue.record("'\(example)' does not parse")
             return

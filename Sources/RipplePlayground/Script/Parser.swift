@@ -1,3 +1,5 @@
+import Ripple
+
 /// Parses and checks a whole script before anything runs: every statement's shape, every
 /// name (defined once, before use, of the right kind), every number and duration. All
 /// problems are reported, each at its line and column.
@@ -79,6 +81,15 @@ struct Parser {
             let name = try define(&cursor, as: .cold)
             let marbles = try cursor.next("a marble string such as \"-a-b-|\"")
             return .cold(name, marbles: marbles.text, frames: try parseMarbles(marbles, cursor.line))
+        case "interval":
+            let name = try define(&cursor, as: .cold)
+            let column = cursor.peek()?.column ?? cursor.endColumn
+            let period = try duration(&cursor)
+            guard period > .zero else { throw cursor.failure(at: column, "'interval' takes a period above 0ms") }
+            return .interval(name, period: period)
+        case "timer":
+            let name = try define(&cursor, as: .cold)
+            return .timer(name, due: try duration(&cursor))
         case "let":
             return try parseLet(&cursor)
         case "subscribe":
@@ -152,7 +163,7 @@ struct Parser {
             return .setValue(name, value: try cursor.next("a value").text)
         case "connect":
             return .connect(try use(&cursor, where: { $0 == .derived(published: true) },
-                                    expected: "a signal made with 'let … |> publish'"))
+                                    expected: "a signal made with 'let … |> publish' or '|> multicast …'"))
         case "owner":
             return .owner(try define(&cursor, as: .owner))
         case "release":
@@ -187,25 +198,48 @@ struct Parser {
         let nameToken = try cursor.next("a name")
         try checkNew(nameToken, cursor)
         try cursor.expectWord("=")
-        let source = try use(&cursor, where: \.isSignal, expected: "a signal")
+        let source: DerivedSource
+        if let first = cursor.peek(), !first.quoted, let combination = Combination.allCases.first(where: { $0.keyword == first.text }) {
+            // `Signal.zip A B …`: the array form, over any number of signals (none: completes at once).
+            cursor.advance()
+            var names: [String] = []
+            while let token = cursor.peek(), token.text != "|>" || token.quoted {
+                names.append(try use(&cursor, where: \.isSignal, expected: "a signal"))
+                if names.count > Script.maximumFanOut {
+                    throw cursor.failure(at: token.column, "too many signals in one '\(combination.keyword)' (at most \(Script.maximumFanOut))")
+                }
+            }
+            source = .combined(combination, names)
+        } else {
+            source = .signal(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        }
         var operators: [Operator] = []
         var published = false
         while cursor.peek() != nil {
             try cursor.expectWord("|>")
+            let column = cursor.peek()?.column ?? cursor.endColumn
             let op = try parseOperator(&cursor)
-            if case .publish = op { published = true }
+            if case .autoconnect = op {
+                guard operators.last?.isConnectable == true else {
+                    throw cursor.failure(at: column, "'autoconnect' follows 'publish' or 'multicast …'")
+                }
+                published = false
+            }
+            if op.isConnectable { published = true }
             operators.append(op)
             if operators.count > Script.maximumPipelineLength {
                 throw cursor.failure(at: 1, "too many operators in one 'let' (at most \(Script.maximumPipelineLength))")
             }
         }
-        if operators.isEmpty { throw cursor.failure(at: cursor.endColumn, "expected '|>' and an operator after the source") }
+        if operators.isEmpty, case .signal = source {
+            throw cursor.failure(at: cursor.endColumn, "expected '|>' and an operator after the source")
+        }
         let name = nameToken.text
         // Defined even when refused for its fan-out, so the lines building on it are not
         // reported again as unknown names.
         names[name] = (.derived(published: published), cursor.line)
         let repeats = operators.reduce(1) { min($0 * $1.repeats, Script.maximumFanOut + 1) }
-        let crossesLimit = flow.define(name, reading: [source] + operators.compactMap(\.argument), repeats: repeats)
+        let crossesLimit = flow.define(name, reading: source.names + operators.flatMap(\.arguments), repeats: repeats)
         if crossesLimit, let copies = flow.copies[name] {
             throw cursor.failure(at: nameToken.column,
                                  "\(quoted(name)) would copy each event of its sources \(copies) times (at most \(Script.maximumFanOut))")
@@ -232,7 +266,10 @@ struct Parser {
         case "skip": return .skip(try count(&cursor, for: "skip"))
         case "first": return .first
         case "last": return .last
-        case "distinct": return .distinct
+        case "distinct":
+            guard let flag = cursor.peek(), flag.text == "ignoringCase", !flag.quoted else { return .distinct }
+            cursor.advance()
+            return .distinctIgnoringCase
         case "scan", "reduce":
             let argument = try cursor.next("'+' after '\(name.text)'")
             guard argument.text == "+" else { throw cursor.failure(at: argument.column, "'\(name.text)' takes '+', found \(quoted(argument.text))") }
@@ -259,8 +296,13 @@ struct Parser {
         case "retry": return .retry(try count(&cursor, for: "retry"))
         case "merge": return .merge(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "concat": return .concat(try use(&cursor, where: \.isSignal, expected: "a signal"))
-        case "zip": return .zip(try use(&cursor, where: \.isSignal, expected: "a signal"))
-        case "combineLatest": return .combineLatest(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "zip", "combineLatest":
+            let b = try use(&cursor, where: \.isSignal, expected: "a signal")
+            guard let next = cursor.peek(), next.text != "|>" || next.quoted else {
+                return name.text == "zip" ? .zip(b) : .combineLatest(b)
+            }
+            let c = try use(&cursor, where: \.isSignal, expected: "a signal or '|>'")
+            return name.text == "zip" ? .zip3(b, c) : .combineLatest3(b, c)
         case "takeUntil": return .takeUntil(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "then": return .then(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "catch": return .catchTo(try use(&cursor, where: \.isSignal, expected: "a signal"))
@@ -268,10 +310,42 @@ struct Parser {
         case "flatMap": return .flatMap(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "concatMap": return .concatMap(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "flatMapLatest": return .flatMapLatest(try use(&cursor, where: \.isSignal, expected: "a signal"))
-        case "log":
-            guard let label = cursor.peek(), label.text != "|>" || label.quoted else { return .log(nil) }
-            cursor.advance()
-            return .log(label.text)
+        case "flatten": return .flatten
+        case "switchToLatest": return .switchToLatest
+        case "log": return .log(label(&cursor))
+        case "onNext", "onError", "onCompleted", "onSubscribe", "onDispose":
+            return .sideEffect(SideEffect(rawValue: name.text)!, label: label(&cursor))
+        case "takeDuring": return .takeDuring(owner: try use(&cursor, where: { $0 == .owner }, expected: "an owner"))
+        case "subscribeOn": return .subscribeOn
+        case "deliverOn":
+            guard let argument = cursor.peek(), argument.text != "|>" || argument.quoted else { return .deliverOn(bufferSize: nil, overflow: nil) }
+            let size = try count(&cursor, for: "deliverOn")
+            guard size >= 1 else { throw cursor.failure(at: argument.column, "'deliverOn' takes a buffer size of at least 1, found '0'") }
+            let policies: [String: DeliveryOverflow] = ["dropOldest": .dropOldest, "dropNewest": .dropNewest, "fail": .fail]
+            let policyToken = try cursor.next("dropOldest, dropNewest or fail after the buffer size")
+            guard let policy = policies[policyToken.text], !policyToken.quoted else {
+                throw cursor.failure(at: policyToken.column, "'deliverOn' takes dropOldest, dropNewest or fail after the buffer size, found \(quoted(policyToken.text))")
+            }
+            return .deliverOn(bufferSize: size, overflow: policy)
+        case "replayLazily":
+            guard let argument = cursor.peek(), argument.text != "|>" || argument.quoted else { return .replayLazily(nil) }
+            let capacity = try count(&cursor, for: "replayLazily")
+            guard capacity >= 1 else { throw cursor.failure(at: argument.column, "'replayLazily' takes a capacity of at least 1, found '0'") }
+            return .replayLazily(capacity)
+        case "multicast":
+            let kind = try cursor.next("subject, behavior VALUE or replay [N] after 'multicast'")
+            switch kind.quoted ? "" : kind.text {
+            case "subject": return .multicast(.subject)
+            case "behavior": return .multicast(.behavior(try cursor.next("a default value after 'behavior'").text))
+            case "replay":
+                guard let argument = cursor.peek(), argument.text != "|>" || argument.quoted else { return .multicast(.replay(nil)) }
+                let capacity = try count(&cursor, for: "replay")
+                guard capacity >= 1 else { throw cursor.failure(at: argument.column, "'replay' takes a capacity of at least 1, found '0'") }
+                return .multicast(.replay(capacity))
+            default:
+                throw cursor.failure(at: kind.column, "'multicast' takes subject, behavior VALUE or replay [N], found \(quoted(kind.text))")
+            }
+        case "autoconnect": return .autoconnect
         case "replay": return .replay
         case "replayLast": return .replayLast
         case "publish": return .publish
@@ -279,6 +353,13 @@ struct Parser {
         default:
             throw cursor.failure(at: name.column, "unknown operator \(quoted(name.text))")
         }
+    }
+
+    /// An optional label (`log`, `onNext` …): the next token unless it is `|>`.
+    private func label(_ cursor: inout Cursor) -> String? {
+        guard let label = cursor.peek(), label.text != "|>" || label.quoted else { return nil }
+        cursor.advance()
+        return label.text
     }
 
     // MARK: Names

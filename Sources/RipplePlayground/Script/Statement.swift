@@ -1,3 +1,5 @@
+import Ripple
+
 /// One parsed and checked statement of a script, with its line for messages.
 struct Statement {
     let line: Int
@@ -12,7 +14,11 @@ enum Action {
     case behavior(String, value: String)
     case replay(String, capacity: Int?, maxAge: Duration?)
     case cold(String, marbles: String, frames: [[MarbleEvent]])
-    case derive(String, source: String, operators: [Operator])
+    /// `interval NAME PERIOD`: a cold signal sending 0, 1, 2, … at 1 ×, 2 ×, … PERIOD.
+    case interval(String, period: Duration)
+    /// `timer NAME DUE`: a cold signal sending 0 at DUE, then completing.
+    case timer(String, due: Duration)
+    case derive(String, source: DerivedSource, operators: [Operator])
     case subscribe(String, source: String)
     case observe(String, source: String, owner: String)
     case dispose(String)
@@ -31,6 +37,41 @@ enum Action {
     case release(String)
 }
 
+/// What a `let` starts from: one signal, or `Signal.merge A B …` (and `concat`, `zip`,
+/// `combineLatest`), the library's array forms over signals of the script.
+enum DerivedSource: Equatable {
+    case signal(String)
+    case combined(Combination, [String])
+
+    /// The signals it reads, in order (a name given twice counts twice).
+    var names: [String] {
+        switch self {
+        case .signal(let name): return [name]
+        case .combined(_, let names): return names
+        }
+    }
+}
+
+/// The array forms of the combining operators: `Signal.merge([…])` and its kin.
+enum Combination: String, CaseIterable {
+    case merge, concat, zip, combineLatest
+
+    /// As written in a script: `Signal.merge`.
+    var keyword: String { "Signal." + rawValue }
+}
+
+/// The side-effect operators; each prints `[LABEL] WORD …` when its action runs.
+enum SideEffect: String, CaseIterable {
+    case onNext, onError, onCompleted, onSubscribe, onDispose
+}
+
+/// The subject a `multicast` wires the source to (a new one, made by the `let`).
+enum MulticastSubject: Equatable {
+    case subject
+    case behavior(String)
+    case replay(Int?)
+}
+
 /// One event of a cold signal's marble string.
 enum MarbleEvent: Equatable {
     case value(String)
@@ -44,26 +85,48 @@ enum Operator {
     case filter(Predicate), takeWhile(Predicate), skipWhile(Predicate)
     case compactMapInteger
     case take(Int), skip(Int), first, last
-    case distinct
+    case distinct, distinctIgnoringCase
     case scanAdd, reduceAdd, collect, ignoreValues, materialize, dematerialize
     case startWith(String)
     case delay(Duration), throttle(Duration), debounce(Duration), timeout(Duration)
     case bufferCount(Int), bufferTime(Duration)
     case retry(Int)
     case merge(String), concat(String), zip(String), combineLatest(String), takeUntil(String)
+    /// `zip B C` and `combineLatest B C`: the three-signal forms, values `(a,b,c)`.
+    case zip3(String, String), combineLatest3(String, String)
     case then(String), catchTo(String), sample(String)
     case flatMap(String), concatMap(String), flatMapLatest(String)
+    /// Each value names a cold signal or subject of the script: `flatten` merges their runs,
+    /// `switchToLatest` follows the latest one.
+    case flatten, switchToLatest
     case log(String?)
-    case replay, replayLast, publish, share
+    case sideEffect(SideEffect, label: String?)
+    /// `takeDuring OWNER`: completes when the owner is released.
+    case takeDuring(owner: String)
+    /// `subscribeOn`, `deliverOn [N POLICY]`: on the script's virtual clock.
+    case subscribeOn
+    case deliverOn(bufferSize: Int?, overflow: DeliveryOverflow?)
+    case replay, replayLast, replayLazily(Int?), publish, share
+    case multicast(MulticastSubject), autoconnect
 
-    /// The other signal a combining operator reads (`merge NAME` …), if any.
-    var argument: String? {
+    /// The other signals a combining operator reads (`merge NAME`, `zip B C` …).
+    var arguments: [String] {
         switch self {
         case .merge(let name), .concat(let name), .zip(let name), .combineLatest(let name), .takeUntil(let name),
              .then(let name), .catchTo(let name), .sample(let name),
              .flatMap(let name), .concatMap(let name), .flatMapLatest(let name):
-            return name
-        default: return nil
+            return [name]
+        case .zip3(let b, let c), .combineLatest3(let b, let c):
+            return [b, c]
+        default: return []
+        }
+    }
+
+    /// Whether it makes a connection that `connect NAME` starts (`publish`, `multicast`).
+    var isConnectable: Bool {
+        switch self {
+        case .publish, .multicast: return true
+        default: return false
         }
     }
 

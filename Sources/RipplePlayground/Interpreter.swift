@@ -459,7 +459,7 @@ public final class Interpreter {
 final class InnerBudget {
     static let limit = 100_000
     /// The most ticks all `interval` subscriptions may send in one run.
-    static let tickLimit = 100_000
+    static let tickLimit = 10_000
     private let capacity: Int
     private let what: String
     private var left: Int

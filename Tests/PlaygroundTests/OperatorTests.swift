@@ -103,6 +103,47 @@ func operatorScriptPath(_ name: String) -> String {
         #expect(limited.stdout.count <= InnerBudget.limit + 1)
     }
 
+    @Test func anIntervalStopsAtTheRunsTickBudgetInsteadOfTickingForever() throws {
+        let script = "interval i 1ms\nlet r = i |> retry 3\nsubscribe a to r\nwait 999999999s\n"
+        let run = try launchBounded(["run", "-"], stdin: script, limit: 60)
+        #expect(run.status == 0)
+        let limited = Run(script: script)
+        #expect(limited.stdout.count == InnerBudget.tickLimit + 1)
+        #expect(limited.stdout.last == "a: error more than \(InnerBudget.tickLimit) interval ticks in one run")
+        #expect(liveSubscriptionsInThisTest == 0)
+    }
+
+    @Test func flattenFollowsTheSignalsItsValuesNameAndFailsOnAnyOtherValue() {
+        let run = Run(script: "subject s\ncold c \"(12|)\"\nsubject t\nlet d = s |> flatten\nsubscribe a to d\nsend s c t\nsend t x\nsend s nope")
+        #expect(run.stdout == ["a: next 1", "a: next 2", "a: next x", "a: error not a cold signal or subject: nope"])
+    }
+
+    @Test func switchToLatestLeavesThePreviousSignal() {
+        let run = Run(script: "subject s\nsubject t\nsubject u\nlet d = s |> switchToLatest\nsubscribe a to d\nsend s t\nsend t 1\nsend s u\nsend t 2\nsend u 3")
+        #expect(run.stdout == ["a: next 1", "a: next 3"])
+    }
+
+    @Test func aMulticastIntoABehaviorSubjectSendsItsDefaultBeforeConnecting() {
+        let run = Run(script: "subject s\nlet d = s |> multicast behavior 0\nsubscribe a to d\nsend s 1\nconnect d\nsend s 2")
+        #expect(run.stdout == ["a: next 0", "a: next 2"])
+    }
+
+    @Test func takeDuringAnOwnerReleasedBeforeTheSubscriptionCompletesAtOnce() {
+        let run = Run(script: "owner o\nsubject s\nlet d = s |> takeDuring o\nrelease o\nsubscribe a to d\nsend s 1")
+        #expect(run.stdout == ["a: completed"])
+    }
+
+    @Test func replayLazilyConnectsAtTheFirstSubscriberAndItsConnectionEndsWithTheRun() {
+        let run = Run(script: "cold c \"-1-2\"\nlet d = c |> onSubscribe |> replayLazily 1\nwait 20ms\nsubscribe a to d\ndispose a\nwait 50ms\nsubscribe b to d")
+        #expect(run.stdout == ["[d] onSubscribe", "b: next 2"])
+        #expect(liveSubscriptionsInThisTest == 0)
+    }
+
+    @Test func sideEffectsPrintWithTheirLabelsInTheDocumentedOrder() {
+        let run = Run(script: "subject s\nlet d = s |> onSubscribe in |> onNext n |> onCompleted c |> onDispose end\nsubscribe a to d\nsend s 1\ncomplete s")
+        #expect(run.stdout == ["[in] onSubscribe", "[n] onNext 1", "a: next 1", "[c] onCompleted", "a: completed", "[end] onDispose"])
+    }
+
     static let errors: [BadScript] = [
         .init(name: "bad predicate", script: "subject s\nlet d = s |> takeWhile 3",
               errors: ["<stdin>:2:24: error: 'takeWhile' takes >N, <N, even, odd, =VALUE or !=VALUE, found '3'"]),
@@ -123,6 +164,46 @@ func operatorScriptPath(_ name: String) -> String {
         .init(name: "retries that would copy too much",
               script: "cold c \"#\"\nlet r = c |> retry 40 |> retry 40",
               errors: ["<stdin>:2:5: error: 'r' would copy each event of its sources 1025 times (at most 1024)"]),
+        .init(name: "interval of no time", script: "interval i 0ms", errors: ["<stdin>:1:12: error: 'interval' takes a period above 0ms"]),
+        .init(name: "interval without a period", script: "interval i", errors: ["<stdin>:1:11: error: expected a duration such as 100ms or 2s"]),
+        .init(name: "timer with a bad duration", script: "timer t 5x", errors: ["<stdin>:1:9: error: bad duration '5x'; expected NNms or NNs"]),
+        .init(name: "send to an interval", script: "interval i 10ms\nsend i 1",
+              errors: ["<stdin>:2:6: error: cannot send to 'i': it is a cold signal; only subjects take events"]),
+        .init(name: "autoconnect without publish", script: "subject s\nlet d = s |> autoconnect",
+              errors: ["<stdin>:2:14: error: 'autoconnect' follows 'publish' or 'multicast …'"]),
+        .init(name: "autoconnect not right after publish", script: "subject s\nlet d = s |> publish |> map +1 |> autoconnect",
+              errors: ["<stdin>:2:35: error: 'autoconnect' follows 'publish' or 'multicast …'"]),
+        .init(name: "connect after autoconnect", script: "subject s\nlet d = s |> publish |> autoconnect\nconnect d",
+              errors: ["<stdin>:3:9: error: 'd' is a derived signal, expected a signal made with 'let … |> publish' or '|> multicast …'"]),
+        .init(name: "multicast without a subject", script: "subject s\nlet d = s |> multicast",
+              errors: ["<stdin>:2:23: error: expected subject, behavior VALUE or replay [N] after 'multicast'"]),
+        .init(name: "multicast into something else", script: "subject s\nlet d = s |> multicast foo",
+              errors: ["<stdin>:2:24: error: 'multicast' takes subject, behavior VALUE or replay [N], found 'foo'"]),
+        .init(name: "multicast replay of zero", script: "subject s\nlet d = s |> multicast replay 0",
+              errors: ["<stdin>:2:31: error: 'replay' takes a capacity of at least 1, found '0'"]),
+        .init(name: "replayLazily of zero", script: "subject s\nlet d = s |> replayLazily 0",
+              errors: ["<stdin>:2:27: error: 'replayLazily' takes a capacity of at least 1, found '0'"]),
+        .init(name: "replayLazily of a word", script: "subject s\nlet d = s |> replayLazily x",
+              errors: ["<stdin>:2:27: error: 'replayLazily' takes a whole number, found 'x'"]),
+        .init(name: "deliverOn without a policy", script: "subject s\nlet d = s |> deliverOn 2",
+              errors: ["<stdin>:2:25: error: expected dropOldest, dropNewest or fail after the buffer size"]),
+        .init(name: "deliverOn waiting on the virtual clock", script: "subject s\nlet d = s |> deliverOn 2 wait",
+              errors: ["<stdin>:2:26: error: 'deliverOn' takes dropOldest, dropNewest or fail after the buffer size, found 'wait'"]),
+        .init(name: "deliverOn of zero", script: "subject s\nlet d = s |> deliverOn 0 fail",
+              errors: ["<stdin>:2:24: error: 'deliverOn' takes a buffer size of at least 1, found '0'"]),
+        .init(name: "takeDuring a subject", script: "subject s\nlet d = s |> takeDuring s",
+              errors: ["<stdin>:2:25: error: 's' is a subject, expected an owner"]),
+        .init(name: "zip of an unknown third", script: "subject s\nlet d = s |> zip s nobody",
+              errors: ["<stdin>:2:20: error: unknown name 'nobody'"]),
+        .init(name: "Signal.zip of an unknown name", script: "subject s\nlet d = Signal.zip s nobody",
+              errors: ["<stdin>:2:22: error: unknown name 'nobody'"]),
+        .init(name: "an unknown Signal form", script: "subject s\nlet d = Signal.zap s",
+              errors: ["<stdin>:2:9: error: unknown name 'Signal.zap'"]),
+        .init(name: "distinct by something else", script: "subject s\nlet d = s |> distinct nocase",
+              errors: ["<stdin>:2:23: error: expected '|>', found 'nocase'"]),
+        .init(name: "a Signal.merge of one signal too many times",
+              script: "subject s\nlet d = Signal.merge " + Array(repeating: "s", count: 1025).joined(separator: " "),
+              errors: ["<stdin>:2:5: error: 'd' would copy each event of its sources 1025 times (at most 1024)"]),
     ]
 
     @Test(arguments: errors)

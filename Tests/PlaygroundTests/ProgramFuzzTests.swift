@@ -109,7 +109,7 @@ struct ProgramGenerator {
     }
 
     private mutating func defineSource() {
-        switch Int.random(in: 0..<7, using: &random) {
+        switch Int.random(in: 0..<9, using: &random) {
         case 0, 1: sendable("subject \(name("s", \.sendables))")
         case 2: sendable("behavior \(name("b", \.sendables)) \(value())")
         case 3:
@@ -122,6 +122,8 @@ struct ProgramGenerator {
             }
         case 4: let c = name("c", \.signals); emit("cold \(c) \"\(marbles())\"")
         case 5: let p = name("p", \.promises); signals.append(p); emit("promise \(p)")
+        case 6: let i = name("i", \.signals); emit("interval \(i) \(Int.random(in: 1...60, using: &random))ms")
+        case 7: let t = name("t", \.signals); emit("timer \(t) \(Int.random(in: 0...80, using: &random))ms")
         default:
             let v = name("v", \.valuePromises)
             signals.append(v)
@@ -142,24 +144,47 @@ struct ProgramGenerator {
             : signals.randomElement(using: &random)!
         let count = deep ? Int.random(in: 20...200, using: &random)
             : wide ? Int.random(in: 10...45, using: &random) : Int.random(in: 1...4, using: &random)
+        // Now and then the array form of a combining operator as the source.
+        let combined = !wide && Int.random(in: 0..<8, using: &random) == 0
         var inputs = [source]
-        var total = paths(to: source)
+        var sourceText = source
+        if combined {
+            inputs = (0..<Int.random(in: 0...4, using: &random)).map { _ in signals.randomElement(using: &random)! }
+            if inputs.reduce(0, { $0 + paths(to: $1) }) > Script.maximumFanOut { inputs = [source] }
+            let form = ["Signal.merge", "Signal.concat", "Signal.zip", "Signal.combineLatest"].randomElement(using: &random)!
+            sourceText = ([form] + inputs).joined(separator: " ")
+        }
+        var total = inputs.reduce(0) { $0 + paths(to: $1) }
         var ops: [String] = []
         var isPublished = false
         for _ in 0..<count {
             // A wide let merges its source with itself again and again: many copies per event.
             var op = wide ? "merge" : randomOperator()
             if let combining = Self.combining.first(where: { op == $0 }) {
-                let other = wide ? source : signals.randomElement(using: &random)!
-                if total + paths(to: other) > Script.maximumFanOut {
+                // zip and combineLatest take one or two other signals.
+                let arity = (op == "zip" || op == "combineLatest") && Bool.random(using: &random) ? 2 : 1
+                let others = (0..<arity).map { _ in wide ? source : signals.randomElement(using: &random)! }
+                let more = others.reduce(0) { $0 + paths(to: $1) }
+                if total + more > Script.maximumFanOut {
                     op = "take \(Int.random(in: 1...5, using: &random))"  // stays within the fan-out limit
                 } else {
-                    total += paths(to: other)
-                    inputs.append(other)
-                    op = "\(combining) \(other)"
+                    total += more
+                    inputs += others
+                    op = ([combining] + others).joined(separator: " ")
                 }
             }
-            if op == "publish" { isPublished = true }
+            if op == "takeDuring" {
+                if owners.isEmpty { emit("owner \(name("o", \.owners))") }
+                op = "takeDuring \(owners.randomElement(using: &random)!)"
+            }
+            if op == "publish" || op.hasPrefix("multicast") {
+                isPublished = true
+                if Int.random(in: 0..<3, using: &random) == 0 {
+                    ops.append(op)
+                    op = "autoconnect"
+                    isPublished = false
+                }
+            }
             ops.append(op)
         }
         let name = name("d", \.lets)
@@ -167,7 +192,7 @@ struct ProgramGenerator {
         if isPublished { published.append(name) }
         reads[name] = inputs
         longestPipeline = max(longestPipeline, ops.count)
-        emit("let \(name) = \(source) " + ops.map { "|> \($0)" }.joined(separator: " "))
+        emit("let \(name) = \(sourceText) " + ops.map { "|> \($0)" }.joined(separator: " "))
     }
 
     /// The operators that read another signal of the script.
@@ -176,7 +201,7 @@ struct ProgramGenerator {
 
     private mutating func randomOperator() -> String {
         let duration = "\(Int.random(in: 0...40, using: &random))ms"
-        switch Int.random(in: 0..<40, using: &random) {
+        switch Int.random(in: 0..<52, using: &random) {
         case 0: return "map +\(Int.random(in: -9...9, using: &random))"
         case 1: return "map *\(Int.random(in: -3...3, using: &random))"
         case 2: return "filter >\(Int.random(in: -5...20, using: &random))"
@@ -216,6 +241,18 @@ struct ProgramGenerator {
         case 36: return "flatMap"
         case 37: return "concatMap"
         case 38: return "flatMapLatest"
+        case 39: return "flatten"
+        case 40: return "switchToLatest"
+        case 41: return ["onNext", "onError", "onCompleted", "onSubscribe", "onDispose"].randomElement(using: &random)!
+            + (Bool.random(using: &random) ? "" : " label")
+        case 42: return "takeDuring"
+        case 43: return "subscribeOn"
+        case 44: return Bool.random(using: &random) ? "deliverOn"
+            : "deliverOn \(Int.random(in: 1...3, using: &random)) \(["dropOldest", "dropNewest", "fail"].randomElement(using: &random)!)"
+        case 45: return Bool.random(using: &random) ? "replayLazily" : "replayLazily \(Int.random(in: 1...3, using: &random))"
+        case 46: return ["multicast subject", "multicast behavior \(value())", "multicast replay",
+                         "multicast replay \(Int.random(in: 1...3, using: &random))"].randomElement(using: &random)!
+        case 47: return "distinct ignoringCase"
         default: return Bool.random(using: &random) ? "dematerialize" : "log"
         }
     }
@@ -324,9 +361,13 @@ struct ProgramGenerator {
     }
 
     private mutating func value() -> String {
-        Int.random(in: 0..<8, using: &random) == 0
-            ? ["x", "nil", "word", "\"two words\""].randomElement(using: &random)!
-            : String(Int.random(in: -3...30, using: &random))
+        switch Int.random(in: 0..<10, using: &random) {
+        case 0: return ["x", "nil", "word", "\"two words\""].randomElement(using: &random)!
+        // The name of a signal, for flatten and switchToLatest (a subject or cold signal, or
+        // a name they refuse: a let's or a promise's).
+        case 1: return signals.randomElement(using: &random) ?? "x"
+        default: return String(Int.random(in: -3...30, using: &random))
+        }
     }
 
     private mutating func marbles() -> String {

@@ -30,7 +30,7 @@ struct BadScript: CustomTestStringConvertible, Sendable {
         .init(name: "dispose a subject", script: "subject s\ndispose s",
               errors: ["<stdin>:2:9: error: 's' is a subject, expected a subscriber"]),
         .init(name: "connect without publish", script: "subject s\nlet d = s |> take 1\nconnect d",
-              errors: ["<stdin>:3:9: error: 'd' is a derived signal, expected a signal made with 'let … |> publish'"]),
+              errors: ["<stdin>:3:9: error: 'd' is a derived signal, expected a signal made with 'let … |> publish' or '|> multicast …'"]),
         .init(name: "bad capacity", script: "replay r 0", errors: ["<stdin>:1:10: error: bad capacity '0'; expected a whole number of at least 1"]),
         .init(name: "bad map argument", script: "subject s\nlet d = s |> map x",
               errors: ["<stdin>:2:18: error: 'map' takes +N or *N, found 'x'"]),

@@ -36,7 +36,9 @@ struct DataFlow {
         promisesReached[name] = inputs.reduce(into: Set<String>()) { $0.formUnion(promisesReached[$1] ?? []) }
         let inputCopies = inputs.map { copies[$0] ?? 1 }
         // Inputs over the limit are capped, so the sum cannot overflow however long the chain.
-        let total = inputCopies.reduce(0) { $0 + min($1, Script.maximumFanOut + 1) } * repeats
+        // A let reading nothing (`Signal.merge` of no signals) counts as a source of its own, as
+        // `copiesChange` counts it.
+        let total = (inputs.isEmpty ? 1 : inputCopies.reduce(0) { $0 + min($1, Script.maximumFanOut + 1) }) * repeats
         copies[name] = total
         return total > Script.maximumFanOut && inputCopies.allSatisfy { $0 <= Script.maximumFanOut }
     }

@@ -205,9 +205,6 @@ struct Parser {
             var names: [String] = []
             while let token = cursor.peek(), token.text != "|>" || token.quoted {
                 names.append(try use(&cursor, where: \.isSignal, expected: "a signal"))
-                if names.count > Script.maximumFanOut {
-                    throw cursor.failure(at: token.column, "too many signals in one '\(combination.keyword)' (at most \(Script.maximumFanOut))")
-                }
             }
             source = .combined(combination, names)
         } else {

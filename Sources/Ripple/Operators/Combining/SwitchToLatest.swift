@@ -4,7 +4,7 @@ extension SignalProtocol where Value: SignalProtocol {
     ///     source:  -a----b----|
     ///     inner a:  1-2-3-4
     ///     inner b:       5-6|
-    ///     result:  -1-2--5-6--|
+    ///     result:  -1-2-35-6--|
     ///
     /// A new inner signal disposes the previous one. Completes when upstream and the current
     /// inner signal have completed; the first error from either is forwarded.

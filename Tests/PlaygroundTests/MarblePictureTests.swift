@@ -203,4 +203,30 @@ extension XMLElement {
         let upToDate = fresh == expected
         #expect(upToDate, "Sources/Ripple/Ripple.docc/Resources/marble-\(name).svg is stale or missing: run .ci/marbles")
     }
+
+    /// Every operator heading of the articles (`<!-- marble: NAME -->`) shows a picture drawn from
+    /// an operator script, and every operator script's picture is shown somewhere.
+    @Test func everyMarbleSlotInTheArticlesHasItsPicture() throws {
+        let folder = repositoryRoot.appendingPathComponent("Sources/Ripple/Ripple.docc")
+        var shown: Set<String> = []
+        var slots = 0
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasSuffix(".md") {
+            let lines = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+                .split(separator: "\n", omittingEmptySubsequences: false)
+            for (index, line) in lines.enumerated() where line.hasPrefix("<!-- marble: ") {
+                slots += 1
+                // The slot, a blank line, then the picture.
+                let picture = index + 2 < lines.count ? lines[index + 2] : ""
+                guard let open = picture.range(of: "](marble-"), picture.hasPrefix("!["), picture.hasSuffix(".svg)") else {
+                    Issue.record("\(file):\(index + 1): \(line) has no picture under it")
+                    continue
+                }
+                let name = String(picture[open.upperBound...].dropLast(".svg)".count))
+                #expect(operatorScripts.contains(name), "\(file):\(index + 3): marble-\(name).svg has no script Docs/marbles/\(name).ripple")
+                shown.insert(name)
+            }
+        }
+        #expect(slots >= 67)
+        #expect(Set(operatorScripts).subtracting(shown).isEmpty, "pictures in no article: \(Set(operatorScripts).subtracting(shown).sorted())")
+    }
 }

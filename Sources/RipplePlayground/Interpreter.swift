@@ -108,6 +108,10 @@ public final class Interpreter {
     /// The virtual time now.
     var now: Duration { clock.now }
 
+    /// The actions waiting on the virtual clock that would still run (zero once a run has
+    /// ended: nothing it started is left to tick).
+    var liveTimers: Int { clock.livePendingCount }
+
     /// The statement running, for the captions of the rows it adds.
     private var currentText = ""
     /// How each signal was made: `let` text for derived ones, for subscriber captions.
@@ -125,6 +129,10 @@ public final class Interpreter {
         for subscription in subscriptions.values { subscription.dispose() }
         for disposable in connectionDisposables + recorders { disposable.dispose() }
         runEnds.dispose()
+        // A promise keeps its source subscribed (`set NAME SOURCE`) until it is replaced or the
+        // promise goes: end them now, so no timer of theirs stays on the clock and their
+        // `onDispose`/`log` lines print while the run can still print them, not from `deinit`.
+        promises = [:]
         subscriptions = [:]
         connectionDisposables = []
         recorders = []
@@ -307,7 +315,16 @@ public final class Interpreter {
         case .debounce(let duration): return signal.debounce(duration, on: clock)
         case .timeout(let duration): return signal.timeout(duration, on: clock)
         case .bufferCount(let count): return signal.buffer(count: count).map(Self.list)
-        case .bufferTime(let span): return signal.buffer(timeSpan: span, on: clock).map(Self.list)
+        case .bufferTime(let span):
+            // buffer(timeSpan:on:) closes a span every `span` while subscribed, values or not
+            // (an interval inside): its spans count in the run's tick budget like an interval's
+            // ticks, so a long wait on a short span ends too, failing the stream, saying so.
+            let buffered = signal.buffer(timeSpan: span, on: clock).map(Self.list)
+            let spans = ticks.limit(Signal<Int>.interval(span, on: clock).map(String.init))
+            return Signal { downstream in
+                let buffering = buffered.subscribe(downstream)
+                return CompoundDisposable([buffering, spans.subscribe(error: { downstream.sendError($0) })])
+            }
         case .retry(let count): return signal.retry(count)
         case .then(let other): return signal.then(signals[other]!)
         case .catchTo(let other): return signal.catchTo(signals[other]!)

@@ -134,9 +134,12 @@ func operatorScriptPath(_ name: String) -> String {
     }
 
     @Test func replayLazilyConnectsAtTheFirstSubscriberAndItsConnectionEndsWithTheRun() {
-        let run = Run(script: "cold c \"-1-2\"\nlet d = c |> onSubscribe |> replayLazily 1\nwait 20ms\nsubscribe a to d\ndispose a\nwait 50ms\nsubscribe b to d")
+        let script = "cold c \"-1-2\"\nlet d = c |> onSubscribe |> replayLazily 1\nwait 20ms\nsubscribe a to d\ndispose a\nwait 50ms\nsubscribe b to d"
+        let run = Run(script: script)
         #expect(run.stdout == ["[d] onSubscribe", "b: next 2"])
-        #expect(liveSubscriptionsInThisTest == 0)
+        // Counted while the interpreter lives: once it is gone, so is all it owned, ended or not.
+        let left = RunEndTests.leftovers(of: script)
+        #expect(left.subscriptions == 0 && left.timers == 0)
     }
 
     @Test func sideEffectsPrintWithTheirLabelsInTheDocumentedOrder() {

@@ -108,7 +108,7 @@ public enum Language {
         Entry(syntax: "replayLast", example: "replayLast", meaning: "connects at once; each subscriber gets the latest value"),
         Entry(syntax: "replayLazily [N]", example: "replayLazily 2",
               meaning: "connects at the first subscriber; each one gets up to N values so far (all without N)"),
-        Entry(syntax: "publish", example: "publish", meaning: "shares one run, started by 'connect NAME'"),
+        Entry(syntax: "publish", example: "publish", meaning: "shares one run, started by 'connect NAME'; last in its let unless autoconnect follows"),
         Entry(syntax: "multicast subject|behavior VALUE|replay [N]", example: "multicast behavior 0",
               meaning: "like publish, into a new subject of that kind"),
         Entry(syntax: "autoconnect", example: "publish |> autoconnect",

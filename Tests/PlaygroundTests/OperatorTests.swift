@@ -175,7 +175,13 @@ func operatorScriptPath(_ name: String) -> String {
         .init(name: "autoconnect without publish", script: "subject s\nlet d = s |> autoconnect",
               errors: ["<stdin>:2:14: error: 'autoconnect' follows 'publish' or 'multicast …'"]),
         .init(name: "autoconnect not right after publish", script: "subject s\nlet d = s |> publish |> map +1 |> autoconnect",
-              errors: ["<stdin>:2:35: error: 'autoconnect' follows 'publish' or 'multicast …'"]),
+              errors: ["<stdin>:2:25: error: 'publish' and 'multicast …' end their 'let' unless 'autoconnect' follows: connect NAME, then build on NAME in another 'let'"]),
+        // A second connection in one let, or an operator after an unconnected one, would leave a
+        // connection that `connect d` cannot reach: d would stay silent for ever.
+        .init(name: "two publishes in one let", script: "subject s\nlet d = s |> publish |> map +1 |> publish",
+              errors: ["<stdin>:2:25: error: 'publish' and 'multicast …' end their 'let' unless 'autoconnect' follows: connect NAME, then build on NAME in another 'let'"]),
+        .init(name: "an operator after multicast", script: "subject s\nlet d = s |> multicast subject |> take 1",
+              errors: ["<stdin>:2:35: error: 'publish' and 'multicast …' end their 'let' unless 'autoconnect' follows: connect NAME, then build on NAME in another 'let'"]),
         .init(name: "connect after autoconnect", script: "subject s\nlet d = s |> publish |> autoconnect\nconnect d",
               errors: ["<stdin>:3:9: error: 'd' is a derived signal, expected a signal made with 'let … |> publish' or '|> multicast …'"]),
         .init(name: "multicast without a subject", script: "subject s\nlet d = s |> multicast",

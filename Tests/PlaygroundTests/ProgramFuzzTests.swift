@@ -186,6 +186,7 @@ struct ProgramGenerator {
                 }
             }
             ops.append(op)
+            if isPublished { break }  // an unconnected connection ends its let
         }
         let name = name("d", \.lets)
         signals.append(name)

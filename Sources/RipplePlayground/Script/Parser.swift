@@ -216,6 +216,13 @@ struct Parser {
             try cursor.expectWord("|>")
             let column = cursor.peek()?.column ?? cursor.endColumn
             let op = try parseOperator(&cursor)
+            var isAutoconnect = false
+            if case .autoconnect = op { isAutoconnect = true }
+            if published, !isAutoconnect {
+                // `connect NAME` connects the let's one connection: a second one, or an operator
+                // after an unconnected one, would leave a connection nobody can connect.
+                throw cursor.failure(at: column, "'publish' and 'multicast …' end their 'let' unless 'autoconnect' follows: connect NAME, then build on NAME in another 'let'")
+            }
             if case .autoconnect = op {
                 guard operators.last?.isConnectable == true else {
                     throw cursor.failure(at: column, "'autoconnect' follows 'publish' or 'multicast …'")

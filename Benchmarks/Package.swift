@@ -1,24 +1,50 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 // Ripple's benchmarks: a package of its own, so the library keeps no dependencies.
+//
+// - RippleWorkloads: every workload of the suite, for every system (Ripple, OpenCombine,
+//   NotificationCenter, the floor), as code that performs a given number of operations.
+// - RippleBenchmarks: the suite on ordo-one's package-benchmark (`swift package benchmark`):
+//   wall-clock percentiles, malloc counts (its malloc interposer), peak memory.
+// - ripple-probe: one workload, Ripple only, a fixed number of operations, untimed: what the
+//   instruction gate runs under callgrind.
+// - ripple-report: reads the suite's export and prints the CSV table, the text table, or checks
+//   the deterministic metrics against `alloc-baseline.txt`.
 let package = Package(
     name: "RippleBenchmarks",
     dependencies: [
         .package(name: "Ripple", path: ".."),
         .package(url: "https://github.com/OpenCombine/OpenCombine.git", exact: "0.14.0"),
+        .package(url: "https://github.com/ordo-one/benchmark.git", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
-        .target(name: "MallocCounter", path: "Sources/MallocCounter"),
-        .executableTarget(
-            name: "ripple-bench",
+        .target(name: "CHeapBytes", path: "Sources/CHeapBytes"),
+        .target(
+            name: "RippleWorkloads",
             dependencies: [
-                "MallocCounter",
+                "CHeapBytes",
                 .product(name: "Ripple", package: "Ripple"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "OpenCombineDispatch", package: "OpenCombine"),
             ],
-            path: "Sources/ripple-bench"),
+            path: "Sources/RippleWorkloads"),
+        .executableTarget(
+            name: "RippleBenchmarks",
+            dependencies: [
+                "RippleWorkloads",
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/RippleBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+        .executableTarget(
+            name: "ripple-probe",
+            dependencies: ["RippleWorkloads"],
+            path: "Sources/ripple-probe"),
+        .executableTarget(
+            name: "ripple-report",
+            dependencies: ["RippleWorkloads"],
+            path: "Sources/ripple-report"),
     ],
     swiftLanguageModes: [.v6]
 )

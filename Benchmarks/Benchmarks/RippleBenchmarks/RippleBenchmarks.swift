@@ -1,0 +1,80 @@
+import Benchmark
+import Foundation
+import RippleWorkloads
+
+// The suite on package-benchmark: every workload of RippleWorkloads for every system, one
+// benchmark each, named `workload/system`, all in one run (`swift package benchmark`, see
+// Benchmarks/README.md). Each iteration performs the case's operations; wall clock, malloc
+// count and peak memory are package-benchmark's, per iteration (ripple-report divides them by
+// the operations). RIPPLE_BENCH_QUICK=1 runs a tenth of the operations, a few iterations each,
+// and the overload runs for half a second: for CI, where no time is judged.
+
+let quick = ProcessInfo.processInfo.environment["RIPPLE_BENCH_QUICK"] != nil
+let standardMetrics: [BenchmarkMetric] = [.wallClock, .throughput, .mallocCountTotal, .peakMemoryResident]
+
+/// A metric that records a value as it is (no scaling factor).
+func custom(_ name: String, _ polarity: BenchmarkMetric.Polarity = .prefersSmaller) -> BenchmarkMetric {
+    .custom(name, polarity: polarity, useScalingFactor: false)
+}
+
+/// Registers one case: each iteration runs `make`'s iteration and records its operations (and
+/// its own metrics) after the measured part.
+func register(_ name: String, extraMetrics: [BenchmarkMetric] = [], _ make: @escaping @Sendable () -> Iteration) {
+    Benchmark(
+        name,
+        configuration: .init(
+            metrics: standardMetrics + [custom(Suite.operationsMetric)] + extraMetrics,
+            warmupIterations: 1,
+            maxDuration: quick ? .milliseconds(200) : .seconds(1),
+            maxIterations: quick ? 3 : 10_000),
+        closure: { benchmark, iteration in
+            iteration.run()
+            benchmark.stopMeasurement()
+            benchmark.measurement(custom(Suite.operationsMetric), iteration.operations)
+            for (name, values) in iteration.metrics?() ?? [:] {
+                for value in values { benchmark.measurement(custom(name), value) }
+            }
+        },
+        setup: make)
+}
+
+let benchmarks: @Sendable () -> Void = {
+    // What an iteration that does nothing allocates (package-benchmark's own bookkeeping around
+    // the measured closure): ripple-report subtracts it from every malloc count.
+    register(Suite.calibrationName) { Iteration(operations: 1, run: {}) }
+
+    for suiteCase in Suite.cases {
+        let operations = quick ? max(1, suiteCase.operations / 10) : suiteCase.operations
+        var extraMetrics: [BenchmarkMetric] = []
+        switch suiteCase.workload {
+        case "idle-subscriptions": extraMetrics.append(custom(Suite.bytesPerSubscriptionMetric))
+        case "deliver-latency": extraMetrics.append(custom(Suite.latencyMetric))
+        default: break
+        }
+        register(suiteCase.name, extraMetrics: extraMetrics) { suiteCase.make(operations) }
+    }
+
+    // A producer ten times faster than its subscriber, through each overflow policy of
+    // deliver(on:bufferSize:whenFull:), for 10 s (0.5 s quick): one iteration each.
+    for (workload, policy) in Overload.policies {
+        let overloadMetrics = [
+            .wallClock, .throughput, .peakMemoryResident, custom("sent", .prefersLarger), custom("delivered", .prefersLarger),
+            custom("lost"), custom("delivered per s", .prefersLarger), custom("resident growth (KiB)"),
+        ]
+        Benchmark(
+            "\(workload)/Ripple",
+            configuration: .init(metrics: overloadMetrics, warmupIterations: 0, maxDuration: .seconds(60), maxIterations: 1)
+        ) { benchmark in
+            let result = Overload.run(policy, duration: quick ? .milliseconds(500) : .seconds(10))
+            benchmark.stopMeasurement()
+            benchmark.measurement(custom("sent", .prefersLarger), result.sent)
+            benchmark.measurement(custom("delivered", .prefersLarger), result.delivered)
+            benchmark.measurement(custom("lost"), result.lost)
+            benchmark.measurement(custom("delivered per s", .prefersLarger), Int(result.throughput.rounded()))
+            benchmark.measurement(custom("resident growth (KiB)"), result.residentGrowthKiB)
+            if !result.problems.isEmpty {
+                benchmark.error("\(workload): " + result.problems.joined(separator: "; "))
+            }
+        }
+    }
+}

@@ -1,0 +1,2 @@
+// Header-only: see include/CHeapBytes.h.
+#include "CHeapBytes.h"

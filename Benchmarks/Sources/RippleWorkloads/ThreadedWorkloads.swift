@@ -1,0 +1,236 @@
+import Dispatch
+import Foundation
+import OpenCombine
+import OpenCombineDispatch
+import Ripple
+import Synchronization
+
+// MARK: deliver-serial
+
+/// Operation = one value delivered on a serial queue, timed until the last one arrives; the
+/// floor is one `DispatchQueue.async` per value.
+enum DeliverSerial {
+    static let systems: [(String, @Sendable (Int) -> Iteration)] = [
+        (System.ripple, { count in
+            let queue = SerialQueueScheduler(label: "bench.ripple")
+            return Iteration(operations: count) {
+                let done = DispatchSemaphore(value: 0)
+                let subject = Ripple.Subject<Int>()
+                let accumulator = Accumulator()
+                let subscription = subject.deliver(on: queue).subscribeNext { value in
+                    accumulator.total &+= 1
+                    if value == count - 1 { done.signal() }
+                }
+                for value in 0..<count { subject.sendNext(value) }
+                done.wait()
+                subscription.dispose()
+            }
+        }),
+        (System.openCombine, { count in
+            let queue = DispatchQueue(label: "bench.opencombine")
+            return Iteration(operations: count) {
+                let done = DispatchSemaphore(value: 0)
+                let subject = PassthroughSubject<Int, Never>()
+                let accumulator = Accumulator()
+                let subscription = subject.receive(on: queue.ocombine).sink { value in
+                    accumulator.total &+= 1
+                    if value == count - 1 { done.signal() }
+                }
+                for value in 0..<count { subject.send(value) }
+                done.wait()
+                subscription.cancel()
+            }
+        }),
+        (System.floor, { count in
+            let queue = DispatchQueue(label: "bench.floor")
+            return Iteration(operations: count) { asyncEach(count, on: queue) }
+        }),
+    ]
+}
+
+// MARK: actor-hop
+
+/// Operation = one value sent from a plain thread to a subscription made inside an actor,
+/// delivered on that actor (one job per batch), timed until the last one arrives; the floor is
+/// one `DispatchQueue.async` per value onto a serial queue.
+enum ActorHop {
+    static let systems: [(String, @Sendable (Int) -> Iteration)] = [
+        (System.ripple, { count in
+            Iteration(operations: count) {
+                let done = DispatchSemaphore(value: 0)
+                let subject = Ripple.Subject<Int>()
+                let sink = HopSink()
+                let bound = DispatchSemaphore(value: 0)
+                Task {
+                    await sink.bind(subject, last: count - 1) { done.signal() }
+                    bound.signal()
+                }
+                bound.wait()
+                for value in 0..<count { subject.sendNext(value) }
+                done.wait()
+                subject.sendCompleted()
+            }
+        }),
+        (System.floor, { count in
+            let queue = DispatchQueue(label: "bench.actor-hop.floor")
+            return Iteration(operations: count) { asyncEach(count, on: queue) }
+        }),
+    ]
+}
+
+/// The actor of `actor-hop`: its subscription is made in its own method, so it runs on it.
+actor HopSink {
+    var total = 0
+    private var subscription: (any Disposable)?
+
+    func bind(_ subject: Ripple.Subject<Int>, last: Int, _ finished: @escaping @Sendable () -> Void) {
+        subscription = subject.subscribeNext { value in
+            self.total &+= value
+            if value == last { finished() }
+        }
+    }
+}
+
+/// The serial-delivery floor: one `DispatchQueue.async` per value onto `queue`, until the last
+/// one has run.
+private func asyncEach(_ count: Int, on queue: DispatchQueue) {
+    let done = DispatchSemaphore(value: 0)
+    let accumulator = Accumulator()
+    for value in 0..<count {
+        queue.async {
+            accumulator.total &+= 1
+            if value == count - 1 { done.signal() }
+        }
+    }
+    done.wait()
+}
+
+// MARK: contended-send, contended-send-4
+
+/// `threads` threads send to one subject with 10 subscribers at once; operation = one value
+/// delivered to one subscriber. Every run checks that every subscriber received every value
+/// (a miscount stops the process: the figure would be of the wrong work).
+///
+/// Ripple serializes deliveries, so its subscribers count with plain integers (a lost update
+/// would show as a miscount); the floor delivers under a lock. OpenCombine's
+/// `PassthroughSubject` delivers concurrently, so its subscribers count atomically.
+enum ContendedSend {
+    static let subscribers = 10
+
+    static func systems(threads: Int) -> [(String, @Sendable (Int) -> Iteration)] {
+        [
+            (System.ripple, { operations in
+                let perThread = max(1, operations / (threads * subscribers))
+                let subject = Ripple.Subject<Int>()
+                let counters = UncheckedBox([Int](repeating: 0, count: subscribers))
+                let subscriptions = (0..<subscribers).map { index in subject.subscribeNext { _ in counters.value[index] &+= 1 } }
+                let box = UncheckedBox(subject)
+                return Iteration(operations: perThread * threads * subscribers) {
+                    let before = counters.value
+                    withExtendedLifetime(subscriptions) {
+                        onThreads(threads) { for value in 0..<perThread { box.value.sendNext(value) } }
+                    }
+                    verify("contended-send/Ripple", zip(counters.value, before).map { $0 - $1 }, expected: perThread * threads)
+                }
+            }),
+            (System.openCombine, { operations in
+                let perThread = max(1, operations / (threads * subscribers))
+                let passthrough = PassthroughSubject<Int, Never>()
+                let counters = (0..<subscribers).map { _ in AtomicCounter() }
+                let subscriptions = (0..<subscribers).map { index in
+                    passthrough.sink { _ in counters[index].value.wrappingAdd(1, ordering: .relaxed) }
+                }
+                let box = UncheckedBox(passthrough)
+                return Iteration(operations: perThread * threads * subscribers) {
+                    let before = counters.map { $0.value.load(ordering: .relaxed) }
+                    withExtendedLifetime(subscriptions) {
+                        onThreads(threads) { for value in 0..<perThread { box.value.send(value) } }
+                    }
+                    let now = counters.map { $0.value.load(ordering: .relaxed) }
+                    verify("contended-send/OpenCombine", zip(now, before).map { $0 - $1 }, expected: perThread * threads)
+                }
+            }),
+            (System.floor, { operations in
+                let perThread = max(1, operations / (threads * subscribers))
+                let lock = NSLock()
+                let counters = UncheckedBox([Int](repeating: 0, count: subscribers))
+                let closures = UncheckedBox((0..<subscribers).map { index -> (Int) -> Void in { _ in counters.value[index] &+= 1 } })
+                return Iteration(operations: perThread * threads * subscribers) {
+                    let before = counters.value
+                    onThreads(threads) {
+                        for value in 0..<perThread {
+                            lock.lock()
+                            for closure in closures.value { closure(value) }
+                            lock.unlock()
+                        }
+                    }
+                    verify("contended-send/floor", zip(counters.value, before).map { $0 - $1 }, expected: perThread * threads)
+                }
+            }),
+        ]
+    }
+
+    /// Runs `body` on `count` new threads at once and returns when all have finished.
+    private static func onThreads(_ count: Int, _ body: @escaping @Sendable () -> Void) {
+        let group = DispatchGroup()
+        for _ in 0..<count {
+            group.enter()
+            Thread { body(); group.leave() }.start()
+        }
+        group.wait()
+    }
+
+    private static func verify(_ name: String, _ received: [Int], expected: Int) {
+        guard received.allSatisfy({ $0 == expected }) else {
+            fatalError("\(name): each subscriber should have received \(expected) values, received \(received)")
+        }
+    }
+}
+
+// MARK: idle-subscriptions
+
+/// Operation = one idle subscription created (and, at the end of the run, released), 100,000 on
+/// one subject; `bytesPerSubscription` is the heap they hold, per subscription (the array
+/// holding them included, for every system), as glibc counts it (`mallinfo2().uordblks`).
+enum IdleSubscriptions {
+    static let systems: [(String, @Sendable (Int) -> Iteration)] = [
+        (System.ripple, { count in
+            bytesPerSubscription(count) {
+                let accumulator = Accumulator()
+                let subject = Ripple.Subject<Int>()
+                return (subject, (0..<count).map { _ in subject.subscribeNext { accumulator.total &+= $0 } })
+            }
+        }),
+        (System.openCombine, { count in
+            bytesPerSubscription(count) {
+                let accumulator = Accumulator()
+                let subject = PassthroughSubject<Int, Never>()
+                return (subject, (0..<count).map { _ in subject.sink { accumulator.total &+= $0 } })
+            }
+        }),
+        (System.floor, { count in
+            bytesPerSubscription(count) {
+                let accumulator = Accumulator()
+                return (0..<count).map { _ -> (Int) -> Void in { accumulator.total &+= $0 } }
+            }
+        }),
+    ]
+
+    /// An iteration that runs `make` (creating `count` subscriptions) and records the live-byte
+    /// delta around it, divided by `count`.
+    private static func bytesPerSubscription(_ count: Int, _ make: @escaping () -> Any) -> Iteration {
+        let last = UncheckedBox(0.0)
+        return Iteration(operations: count, run: {
+            let before = HeapBytes.now()
+            let alive = make()
+            let after = HeapBytes.now()
+            last.value = after.bytesSince(before) / Double(count)
+            withExtendedLifetime(alive) {}
+        }, metrics: { [Suite.bytesPerSubscriptionMetric: [Int(last.value.rounded())]] })
+    }
+}
+
+/// A counter shared by threads that deliver concurrently (OpenCombine's subscribers).
+final class AtomicCounter: Sendable {
+    let value = Atomic<Int>(0)
+}

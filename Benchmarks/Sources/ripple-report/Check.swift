@@ -84,7 +84,7 @@ enum Check {
         }
         if failed {
             FileHandle.standardError.write(Data("""
-                bench-check: an allocation count rose (see above). Find the allocation with
+                bench-check: an allocation count rose, or a baselined metric was not measured (see above). Find an allocation with
                   swift package benchmark --filter 'WORKLOAD/Ripple' --allocation-stacks (Benchmarks/README.md),
                   or, if it is intended, regenerate the baseline: .ci/bench-check --update
 

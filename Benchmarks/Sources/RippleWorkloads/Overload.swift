@@ -92,11 +92,23 @@ public enum Overload {
         public var throughput: Double { Double(delivered) / max(seconds, 1e-9) }
         /// The largest growth of the resident set seen during the run, in KiB.
         public var residentGrowthKiB = 0
+        /// The largest resident set seen during the run, in KiB.
+        public var peakResidentKiB = 0
         /// Whether the subscription ended with `DeliveryOverflowError`.
         public var failed = false
         /// Whatever contradicts the policy; empty when the counts make sense.
         public var problems: [String] = []
+
+        /// The figures named by `Overload.metricNames`, in order.
+        public var figures: [Int] {
+            [Int((seconds * 1_000).rounded()), sent, delivered, lost, Int(throughput.rounded()), peakResidentKiB, residentGrowthKiB]
+        }
     }
+
+    /// The names of `Result.figures`, as the benchmarks record them.
+    public static let metricNames = [
+        "duration (ms)", "sent", "delivered", "lost", "delivered per s", "peak resident (KiB)", "resident growth (KiB)",
+    ]
 
     /// Sends one value every `sendIntervalNanoseconds` for `duration` (or until the subscription
     /// fails) to a subscriber that spends `callbackNanoseconds` on each, then completes and
@@ -124,7 +136,9 @@ public enum Overload {
             subject.sendNext(result.sent)
             result.sent += 1
             if result.sent % 4_096 == 0 {
-                result.residentGrowthKiB = max(result.residentGrowthKiB, residentKiB() - residentAtStart)
+                let resident = residentKiB()
+                result.peakResidentKiB = max(result.peakResidentKiB, resident)
+                result.residentGrowthKiB = max(result.residentGrowthKiB, resident - residentAtStart)
             }
             let next = start + result.sent * sendIntervalNanoseconds
             repeat { now = nanoseconds() } while now < next
@@ -133,7 +147,9 @@ public enum Overload {
         finished.wait()
         result.seconds = Double(nanoseconds() - start) / 1e9
         subscription.dispose()
-        result.residentGrowthKiB = max(result.residentGrowthKiB, residentKiB() - residentAtStart)
+        let resident = residentKiB()
+        result.peakResidentKiB = max(result.peakResidentKiB, resident)
+        result.residentGrowthKiB = max(result.residentGrowthKiB, resident - residentAtStart)
 
         result.delivered = state.count
         result.failed = state.error != nil

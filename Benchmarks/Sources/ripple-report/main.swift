@@ -9,7 +9,7 @@ import RippleWorkloads
 //                     send, bytes per idle subscription) with the baseline FILE; exit 1 on a rise
 //   --update FILE     writes those metrics as the new baseline FILE
 // Times are reported, never judged. Every figure of a table comes from the one export.
-let usage = "usage: ripple-report JMH-JSON (--table | --csv | --check BASELINE | --update BASELINE)"
+let usage = "usage: ripple-report JMH-JSON (--table | --csv) [--partial] | ripple-report JMH-JSON (--check | --update) BASELINE"
 
 func fail(_ message: String, status: Int32 = 2) -> Never {
     FileHandle.standardError.write(Data("ripple-report: \(message)\n".utf8))
@@ -20,7 +20,7 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count >= 2 else { fail(usage) }
 let export = arguments.removeFirst()
 let mode = arguments.removeFirst()
-let baselinePath = arguments.first
+let baselinePath = arguments.first { $0 != "--partial" }
 guard let data = FileManager.default.contents(atPath: export),
       let elements = (try? JSONSerialization.jsonObject(with: data)) as? [[String: Any]]
 else { fail("cannot read \(export) as package-benchmark's jmh export") }
@@ -98,12 +98,16 @@ for (workload, _) in Overload.policies {
     guard let result = results["\(workload)/Ripple"], let sent = result.value("sent"), let delivered = result.value("delivered")
     else { missing.append("\(workload)/Ripple"); continue }
     overloads.append(OverloadRow(
-        workload: workload, seconds: (result.value(wallClock) ?? 0) / 1e6, sent: sent, delivered: delivered,
+        workload: workload, seconds: (result.value("duration (ms)") ?? 0) / 1e3, sent: sent, delivered: delivered,
         lost: result.value("lost") ?? 0, perSecond: result.value("delivered per s") ?? 0,
-        peakMiB: (result.value(peakMemory) ?? 0) / 1_048_576, growthKiB: result.value("resident growth (KiB)") ?? 0))
+        peakMiB: (result.value("peak resident (KiB)") ?? 0) / 1_024, growthKiB: result.value("resident growth (KiB)") ?? 0))
 }
-if !missing.isEmpty && mode != "--check" && mode != "--update" {
-    FileHandle.standardError.write(Data("ripple-report: not in the export (filtered out, or failed): \(missing.joined(separator: ", "))\n".utf8))
+// A benchmark missing from a whole run (one that failed, or that the export dropped) fails the
+// report after printing; `--partial` (Benchmarks/suite --filter) only mentions them.
+let partial = arguments.contains("--partial")
+let incomplete = !missing.isEmpty && mode != "--check" && mode != "--update"
+if incomplete {
+    FileHandle.standardError.write(Data("ripple-report: not in the export (\(partial ? "filtered out, or " : "")failed): \(missing.joined(separator: ", "))\n".utf8))
 }
 
 func format(_ value: Double) -> String {
@@ -149,8 +153,10 @@ case "--csv":
         lines.append("\(row.workload),\(row.system),\(format(nanoseconds)),\(format(row.allocsPerOp)),\(row.bytesPerSub.map { String(format: "%.0f", $0) } ?? "")")
     }
     for overload in overloads {
-        // ns per delivered value; no allocation count is taken over a 10-second run.
-        lines.append("\(overload.workload),\(System.ripple),\(format(overload.seconds * 1e9 / max(1, overload.delivered))),,")
+        // ns per delivered value (none when nothing was delivered: .fail may end before the first
+        // drain runs); no allocation count is taken over a 10-second run.
+        let perValue = overload.delivered > 0 ? format(overload.seconds * 1e9 / overload.delivered) : ""
+        lines.append("\(overload.workload),\(System.ripple),\(perValue),,")
     }
     print(lines.joined(separator: "\n"))
 
@@ -185,3 +191,5 @@ case "--check", "--update":
 default:
     fail(usage)
 }
+
+if incomplete && !partial { exit(1) }

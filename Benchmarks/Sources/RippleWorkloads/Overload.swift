@@ -101,13 +101,15 @@ public enum Overload {
 
         /// The figures named by `Overload.metricNames`, in order.
         public var figures: [Int] {
-            [Int((seconds * 1_000).rounded()), sent, delivered, lost, Int(throughput.rounded()), peakResidentKiB, residentGrowthKiB]
+            [Int((seconds * 1_000).rounded()), sent, delivered, lost, Int(throughput.rounded()), peakResidentKiB, residentGrowthKiB,
+             problems.count]
         }
     }
 
     /// The names of `Result.figures`, as the benchmarks record them.
     public static let metricNames = [
         "duration (ms)", "sent", "delivered", "lost", "delivered per s", "peak resident (KiB)", "resident growth (KiB)",
+        "policy violations",
     ]
 
     /// Sends one value every `sendIntervalNanoseconds` for `duration` (or until the subscription

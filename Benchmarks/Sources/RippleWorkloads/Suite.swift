@@ -93,6 +93,9 @@ public enum Suite {
     /// The metric names `Iteration.metrics` reports.
     public static let bytesPerSubscriptionMetric = "bytes per subscription"
     public static let latencyMetric = "latency (ns)"
+    /// The process's peak resident set (`VmHWM`) after an iteration, in KiB: the same name the
+    /// overload runs record theirs under.
+    public static let peakResidentMetric = "peak resident (KiB)"
 }
 
 /// Where subscribers add what they receive, so no delivery can be optimized away.
@@ -105,4 +108,18 @@ final class Accumulator: @unchecked Sendable {
 final class UncheckedBox<T>: @unchecked Sendable {
     var value: T
     init(_ value: T) { self.value = value }
+}
+
+/// The process's memory as the kernel counts it.
+public enum ProcessMemory {
+    /// The peak resident set of this process so far (`VmHWM` of /proc/self/status), in KiB; 0
+    /// where it cannot be read. Allocates (it reads a file): call it outside a measured part.
+    public static func peakResidentKiB() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            // "VmHWM:\t   24576 kB"
+            return Int(line.dropFirst("VmHWM:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "") ?? 0
+        }
+        return 0
+    }
 }

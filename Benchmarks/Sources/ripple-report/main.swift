@@ -26,7 +26,7 @@ guard let data = FileManager.default.contents(atPath: export),
 else { fail("cannot read \(export) as package-benchmark's jmh export") }
 
 /// One benchmark's percentiles, by metric name (package-benchmark's description: "Time (wall
-/// clock)" in μs, "Malloc (total)", "Memory (resident peak)" in bytes, custom metrics as named).
+/// clock)" in μs, "Malloc (total)", custom metrics as named: the peak resident set in KiB).
 struct Result {
     let name: String
     let metrics: [String: [String: Double]]
@@ -51,7 +51,7 @@ for element in elements {
 
 // package-benchmark's jmh export carries a custom metric on into later benchmarks that lack it,
 // so each custom metric is read only where the suite records it.
-let wallClock = "Time (wall clock)", mallocs = "Malloc (total)", peakMemory = "Memory (resident peak)"
+let wallClock = "Time (wall clock)", mallocs = "Malloc (total)"
 let overhead = results[Suite.calibrationName]?.value(mallocs) ?? 0
 
 /// One row: a workload for one system, per operation.
@@ -78,7 +78,7 @@ for suiteCase in Suite.cases {
         workload: suiteCase.workload, system: suiteCase.system, operations: operations,
         p50: p50 * 1_000 / operations, p99: p99 * 1_000 / operations,
         allocsPerOp: max(0, allocated - overhead) / operations,
-        peakMiB: (result.value(peakMemory) ?? 0) / 1_048_576)
+        peakMiB: (result.value(Suite.peakResidentMetric, "100.0") ?? 0) / 1_024)
     if suiteCase.workload == "idle-subscriptions" { row.bytesPerSub = result.value(Suite.bytesPerSubscriptionMetric) }
     if suiteCase.workload == "deliver-latency" {
         row.latencyP50 = result.value(Suite.latencyMetric)

@@ -24,6 +24,14 @@ public final class Signal<Value>: SignalProtocol {
     /// Set once; cleared only by `deinit` (see there). Read concurrently by subscribers.
     @usableFromInline @exclusivity(unchecked) var producer: Producer?
 
+    /// Whether the producer sends to its passthrough one event at a time and never from inside
+    /// a callback it calls: true for the signals of synchronous operators (`lift`, whose
+    /// producer sends only from the upstream relay's callbacks) and of `from`, `just`,
+    /// `empty` and `error` (one loop on the subscribing thread). A subscriber that library
+    /// code hands to such a signal alone needs no delivery turn of its own (cold-path fusion:
+    /// `subscribe(exclusively:)`, `Subscriber.upstreamSerializes`, <doc:DeliveryTurn>).
+    @usableFromInline let sendsSerially: Bool
+
     /// Creates a cold signal from a subscribe closure (RAC's `createSignal:`).
     ///
     /// - Parameter producer: Runs once per subscription with a subscriber to send to;
@@ -31,6 +39,15 @@ public final class Signal<Value>: SignalProtocol {
     @inlinable
     public init(_ producer: @escaping Producer) {
         self.producer = producer
+        sendsSerially = false
+    }
+
+    /// A signal whose producer sends one event at a time and never re-entrantly (see
+    /// `sendsSerially`): only for producers of this library that guarantee it.
+    @inlinable
+    init(sendsSerially: Bool, _ producer: @escaping Producer) {
+        self.producer = producer
+        self.sendsSerially = sendsSerially
     }
 
     deinit {
@@ -55,6 +72,27 @@ public final class Signal<Value>: SignalProtocol {
         compound.add(producer.unsafelyUnwrapped(passthrough))
         return compound
     }
+
+    /// Subscribes `subscriber`, which the caller made and hands to this signal alone: when this
+    /// signal sends serially, the subscriber delivers without a turn of its own (cold-path
+    /// fusion, `Subscriber.upstreamSerializes`). Set before subscribing, so before any event.
+    @inlinable @discardableResult
+    func subscribe(exclusively subscriber: Subscriber<Value>) -> any Disposable {
+        if sendsSerially { subscriber.upstreamSerializes = true }
+        return subscribe(subscriber)
+    }
+
+    /// Subscribes the closures through a `Subscriber` only this subscription can reach; on a
+    /// signal of synchronous operators (or `from`) it is fused behind the stage before it and
+    /// takes no delivery turn of its own (see <doc:DeliveryTurn>).
+    @inlinable
+    public func makeSubscription(
+        next: ((Value) -> Void)?,
+        error: ((any Error) -> Void)?,
+        completed: (() -> Void)?
+    ) -> any Disposable {
+        subscribe(exclusively: Subscriber(next: next, error: error, completed: completed))
+    }
 }
 
 extension Signal {
@@ -62,7 +100,7 @@ extension Signal {
     ///
     ///     Signal.just(1)   // -1|
     public static func just(_ value: Value) -> Signal<Value> {
-        Signal { subscriber in
+        Signal(sendsSerially: true) { subscriber in
             subscriber.sendNext(value)
             subscriber.sendCompleted()
             return nil
@@ -71,7 +109,7 @@ extension Signal {
 
     /// A signal that completes at once, sending nothing.
     public static var empty: Signal<Value> {
-        Signal { subscriber in
+        Signal(sendsSerially: true) { subscriber in
             subscriber.sendCompleted()
             return nil
         }
@@ -89,7 +127,7 @@ extension Signal {
     ///
     ///     Signal<Int>.error(MyError.boom)   // #
     public static func error(_ error: any Error) -> Signal<Value> {
-        Signal { subscriber in
+        Signal(sendsSerially: true) { subscriber in
             subscriber.sendError(error)
             return nil
         }
@@ -103,12 +141,8 @@ extension Signal {
     ///     Signal.from([1, 2, 3])   // (123|)
     @inlinable
     public static func from<S: Sequence>(_ sequence: S) -> Signal<Value> where S.Element == Value {
-        Signal { subscriber in
-            for element in sequence {
-                if subscriber.isDisposed { return nil }
-                subscriber.sendNext(element)
-            }
-            subscriber.sendCompleted()
+        Signal(sendsSerially: true) { subscriber in
+            if subscriber.sendEach(sequence) { subscriber.sendCompleted() }
             return nil
         }
     }

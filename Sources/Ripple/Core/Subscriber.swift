@@ -52,11 +52,39 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
     /// How many operators' relays lie between this subscriber and the nearest subscriber that
     /// is not a relay (0 for that one): a chain of `map`s delivers through one relay per level.
     @usableFromInline let relayDepth: UInt32
+    /// Set when the only sender is a signal that already delivers one event at a time (cold-path
+    /// fusion, see <doc:DeliveryTurn>): then delivery takes no turn, and `dispose()` leaves the
+    /// closures to the terminal event or `deinit`.
+    ///
+    /// Written once, by `Signal.subscribe(exclusively:)`, before the subscriber is subscribed —
+    /// so before any event can reach it (what publishes the subscription to a sending thread
+    /// publishes this too) — and only for a subscriber that library code made and hands to that
+    /// signal alone (an operator's relay, the subscriber of `subscribe(next:error:completed:)`):
+    /// nothing else can send to it. Its sender is the signal's passthrough, which only the
+    /// upstream relay's callbacks call, and those never overlap (that relay holds a turn, or is
+    /// itself fused behind one that does, or its source is `Signal.from`'s loop); a send from a
+    /// callback back into the chain reaches the first stage that keeps a turn (or a subject),
+    /// which queues it. So callbacks still never overlap, and none is re-entered.
+    ///
+    /// No turn also means no lock-free way for another thread to know that no delivery runs: a
+    /// `dispose()` only stops delivery (the status bit every send checks) and does not release
+    /// the closures, which may be running. They go with the subscriber, which the chain lets
+    /// go of as soon as the subscription ends: at once when no delivery runs, else when the
+    /// delivering thread returns — as a turn holder's tidy does.
+    @usableFromInline @exclusivity(unchecked) var upstreamSerializes = false
+
     /// Whether delivering checks the stack (`StackGuard`). Every non-relay subscriber does;
     /// relays only every `StackGuard.relayStride` levels, so a cold pipeline of a few
     /// operators pays for one check per event, not one per operator.
+    ///
+    /// A fused subscriber at depth 0 (the one `subscribe(next:…)` made for a pipeline) does not
+    /// check either: every event reaches it through fewer than `relayStride` stages from the
+    /// last check (its source's `subscribe`, a subject's delivery, or a checking relay), like
+    /// any relay between two checks; user code its callbacks call into Ripple is checked there.
     @inlinable
-    var checksStack: Bool { relayDepth % StackGuard.relayStride == 0 }
+    var checksStack: Bool {
+        relayDepth % StackGuard.relayStride == 0 && (relayDepth != 0 || !upstreamSerializes)
+    }
 
     /// Creates a subscriber; every closure is optional.
     @inlinable
@@ -110,8 +138,13 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
     /// (or queued, from inside a callback).
     @inlinable
     public func sendNext(_ value: Value) {
-        if checksStack, !StackGuard.hasRoom() { return StackGuard.onFreshStack { sendNext(value) } }
+        if checksStack, !StackGuard.hasRoom() { return sendNextOnFreshStack(value) }
         if status.load(ordering: .acquiring) != 0 { return }
+        if upstreamSerializes {  // fused: the sender already delivers one event at a time
+            RippleDebug.checkNoLockHeld("a subscriber's next callback")
+            if let callbacks { callbacks._withUnsafeGuaranteedRef { $0.next?(value) } }
+            return
+        }
         let me = TurnIdentity.current
         if turn.takeFree(me) {
             RippleDebug.checkNoLockHeld("a subscriber's next callback")
@@ -119,6 +152,49 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
             finishTurn(me)
         } else {
             arrive(.next(value), me)
+        }
+    }
+
+    /// `sendNext` as a passthrough calls it: a fused stage that needs no stack check here (all
+    /// but every `StackGuard.relayStride`-th) is one status check and the closure's call,
+    /// inlined into the stage before it; anything else is the full `sendNext`.
+    @inlinable @inline(__always)
+    func forwardNext(_ value: Value) {
+        if upstreamSerializes && !checksStack {
+            if status.load(ordering: .acquiring) != 0 { return }
+            RippleDebug.checkNoLockHeld("a subscriber's next callback")
+            if let callbacks { callbacks._withUnsafeGuaranteedRef { $0.next?(value) } }
+            return
+        }
+        sendNext(value)
+    }
+
+    /// `sendNext` deep in a chain, continued on a fresh stack. Out of line, so the common path
+    /// keeps a short prologue (the closure and continuation it builds need registers and frame).
+    @usableFromInline @inline(never)
+    func sendNextOnFreshStack(_ value: Value) {
+        StackGuard.onFreshStack { sendNext(value) }
+    }
+
+    /// Delivers each element of `sequence` in order while nothing stops the subscriber; returns
+    /// false when it was disposed or terminated first. Only for a fused subscriber
+    /// (`upstreamSerializes`) whose one sender is the caller's loop (`Signal.from`).
+    ///
+    /// The loop holds the closures without looking them up per element: a fused subscriber's
+    /// closures are released only by its terminal event, which only this sender sends (after the
+    /// loop), or by `deinit`, which cannot run while the caller holds it. The stack is checked
+    /// once: every element's delivery starts at the same depth.
+    @inlinable
+    func receiveEach<S: Sequence>(_ sequence: S) -> Bool where S.Element == Value {
+        if checksStack, !StackGuard.hasRoom() { return StackGuard.onFreshStack { receiveEach(sequence) } }
+        guard let callbacks else { return false }  // released: a terminal event was delivered
+        return callbacks._withUnsafeGuaranteedRef { callbacks in
+            for element in sequence {
+                if status.load(ordering: .acquiring) != 0 { return false }
+                RippleDebug.checkNoLockHeld("a subscriber's next callback")
+                callbacks.next?(element)
+            }
+            return true
         }
     }
 
@@ -155,6 +231,9 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
             old = original
         }
         if old != 0 { return }  // a terminal event was accepted: it releases everything once delivered
+        // Fused: no turn tells whether a delivery runs, so the closures stay until the terminal
+        // event or `deinit` (see `upstreamSerializes`); the status bit already stops delivery.
+        if upstreamSerializes { return }
         let me = TurnIdentity.current
         let (dropped, tookTurn) = state.withLock { state in
             (state.machine.dropOwnerless(), turn.fence(me) == me)
@@ -174,6 +253,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
 
     @inlinable
     func sendTerminal(_ event: Event<Value>) {
+        if upstreamSerializes { return deliver(event) }  // fused: no turn
         let me = TurnIdentity.current
         if turn.takeFree(me) {
             deliver(event)

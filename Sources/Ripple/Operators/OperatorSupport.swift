@@ -7,9 +7,18 @@ extension SignalProtocol {
     /// The returned `Subscriber` serializes upstream events, so the closures it holds may
     /// keep per-subscription state in captured variables without a lock. Disposing the
     /// result disposes the upstream subscription.
+    ///
+    /// `makeUpstream`'s closures must call `downstream` only synchronously, from inside
+    /// themselves: the result is then a signal that sends serially (`Signal.sendsSerially`),
+    /// and a stage subscribed to it is fused behind this one — when `self` is such a signal
+    /// too, the relay takes no delivery turn of its own (cold-path fusion, <doc:DeliveryTurn>).
     @inlinable
     func lift<U>(_ makeUpstream: @escaping (PassthroughSubscriber<U>) -> Subscriber<Value>) -> Signal<U> {
-        Signal { downstream in self.subscribe(makeUpstream(downstream)) }
+        Signal(sendsSerially: true) { downstream in
+            let relay = makeUpstream(downstream)
+            if let signal = self as? Signal<Value> { return signal.subscribe(exclusively: relay) }
+            return self.subscribe(relay)
+        }
     }
 }
 
@@ -29,6 +38,19 @@ extension Subscriber {
             error: error ?? { downstream.sendError($0) },
             completed: completed ?? { downstream.sendCompleted() })
     }
+}
+
+/// One stage's per-subscription state (`scan`'s accumulator), read and written only by that
+/// stage's relay callbacks.
+///
+/// Those callbacks never overlap (the relay's delivery turn, or fusion behind a stage that
+/// has one), so the accesses need no lock — nor the runtime's dynamic exclusivity check that
+/// a captured `var` gets (`swift_beginAccess`, some 60 instructions per access, the largest
+/// cost of `scan` on the cold pipeline).
+@usableFromInline
+final class StageState<State> {
+    @usableFromInline @exclusivity(unchecked) var value: State
+    @inlinable init(_ value: State) { self.value = value }
 }
 
 /// Forwards events to one downstream subscriber in the order they were enqueued, one at a

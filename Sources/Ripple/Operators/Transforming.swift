@@ -36,10 +36,10 @@ extension SignalProtocol {
     @inlinable
     public func scan<A>(_ initial: A, _ accumulate: @escaping (A, Value) -> A) -> Signal<A> {
         lift { downstream in
-            var accumulator = initial
+            let accumulator = StageState(initial)
             return .relay(to: downstream, next: { value in
-                accumulator = accumulate(accumulator, value)
-                downstream.sendNext(accumulator)
+                accumulator.value = accumulate(accumulator.value, value)
+                downstream.sendNext(accumulator.value)
             })
         }
     }
@@ -173,11 +173,11 @@ extension SignalProtocol {
     /// `scan` with a throwing accumulator; a thrown error ends the stream (Combine's `tryScan`).
     public func tryScan<A>(_ initial: A, _ accumulate: @escaping (A, Value) throws -> A) -> Signal<A> {
         lift { downstream in
-            var accumulator = initial
+            let accumulator = StageState(initial)
             return .relay(to: downstream, next: { value in
                 do {
-                    accumulator = try accumulate(accumulator, value)
-                    downstream.sendNext(accumulator)
+                    accumulator.value = try accumulate(accumulator.value, value)
+                    downstream.sendNext(accumulator.value)
                 } catch {
                     downstream.sendError(error)
                 }

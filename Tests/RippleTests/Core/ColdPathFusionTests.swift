@@ -1,0 +1,289 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Ripple
+import RippleTestSupport
+
+/// What must survive when a pipeline of synchronous operators stops paying one delivery turn
+/// per stage (cold-path fusion, see the DeliveryTurn article): serialization wherever a sender
+/// is not already serialized, the grammar, re-entrancy, disposal from any thread and from inside
+/// a callback, the release of closures, and deep chains.
+@Suite(.leakChecked) struct ColdPathFusionTests {
+    /// The operators of the cold-pipeline benchmark and their kin, none of which changes a
+    /// value's identity: `values` must arrive exactly once each.
+    static func stages(_ signal: Signal<Int>) -> Signal<Int> {
+        signal.map { $0 }.filter { _ in true }.compactMap { Optional($0) }.onNext { _ in }.skip(while: { _ in false })
+    }
+
+    @Test func concurrentSendersIntoAUserSignalStillReachThePipelineOneAtATime() {
+        let threads = 4, perThread = 2_000
+        let feed = Box<PassthroughSubscriber<Int>?>(nil)
+        let source = Signal<Int> { subscriber in
+            feed.mutate { $0 = subscriber }
+            return nil
+        }
+        let recorder = CompletenessRecorder()
+        let subscription = Self.stages(source).subscribe(next: { recorder.next($0) }, completed: { recorder.terminal() })
+        let input = feed.value!
+        runConcurrently(threads: threads) { thread in
+            for value in 0..<perThread { input.sendNext(thread * perThread + value) }
+        }
+        input.sendCompleted()
+        recorder.expectComplete(sent: (0..<threads).map { thread in (0..<perThread).map { thread * perThread + $0 } }, terminated: true)
+        subscription.dispose()
+        feed.mutate { $0 = nil }
+    }
+
+    @Test func concurrentSendersIntoASubjectStillReachThePipelineOneAtATime() {
+        let threads = 4, perThread = 2_000
+        let subject = Subject<Int>()
+        let recorder = CompletenessRecorder()
+        let subscription = Self.stages(subject.asSignal()).subscribe(next: { recorder.next($0) }, completed: { recorder.terminal() })
+        runConcurrently(threads: threads) { thread in
+            for value in 0..<perThread { subject.sendNext(thread * perThread + value) }
+        }
+        subject.sendCompleted()
+        recorder.expectComplete(sent: (0..<threads).map { thread in (0..<perThread).map { thread * perThread + $0 } }, terminated: true)
+        subscription.dispose()
+    }
+
+    /// A `Subscriber` the user made may be sent to from elsewhere too: subscribed to a pipeline
+    /// it keeps its own turn, so the pipeline's values and the other thread's never overlap.
+    @Test func aUserSubscriberOnAPipelineStillSerializesItsOtherSenders() {
+        let overlap = OverlapDetector()
+        let count = Atomic<Int>(0)
+        let subscriber = Subscriber<Int>(next: { _ in
+            overlap.enter()
+            count.add(1, ordering: .relaxed)
+            overlap.leave()
+        })
+        let perSide = 20_000
+        runConcurrently(threads: 2) { thread in
+            if thread == 0 {
+                Self.stages(Signal.from(0..<perSide)).subscribe(subscriber)  // completes: later sends are ignored
+            } else {
+                for value in 0..<perSide { subscriber.sendNext(value) }
+            }
+        }
+        #expect(overlap.overlapCount == 0)
+        #expect(count.load(ordering: .relaxed) >= perSide)
+        subscriber.dispose()
+    }
+
+    /// A conformer of its own gets the default `makeSubscription`'s `Subscriber` and may hand it
+    /// to a pipeline *and* send to it from another thread: that subscriber keeps its turn.
+    @Test func theDefaultSubscriptionOfAConformerOfItsOwnKeepsItsTurn() {
+        struct Split: SignalProtocol {
+            typealias Value = Int
+            let perSide: Int
+            func subscribe(_ subscriber: any SubscriberProtocol<Int>) -> any Disposable {
+                let box = UncheckedBox(subscriber)
+                let perSide = perSide
+                let other = Thread { for value in 0..<perSide { box.value.sendNext(value) } }
+                other.start()
+                let subscription = ColdPathFusionTests.stages(Signal.from(0..<perSide).concat(Signal<Int>.never)).subscribe(subscriber)
+                while !other.isFinished { usleep(100) }
+                return subscription
+            }
+        }
+        let overlap = OverlapDetector()
+        let count = Atomic<Int>(0)
+        let subscription = Split(perSide: 20_000).subscribe(next: { _ in
+            overlap.enter()
+            count.add(1, ordering: .relaxed)
+            overlap.leave()
+        })
+        #expect(overlap.overlapCount == 0)
+        #expect(count.load(ordering: .relaxed) == 40_000)
+        subscription.dispose()
+    }
+
+    /// A callback at the end of a pipeline that sends back into its source subject: the send is
+    /// delivered after the callback returns, to every subscriber in send order.
+    @Test func aCallbackSendingBackIntoTheSourceIsDeliveredAfterItReturnsInOrder() {
+        let subject = Subject<Int>()
+        var log: [String] = []
+        var other: [Int] = []
+        let first = subject.map { $0 }.filter { _ in true }.scan(0) { _, value in value }.subscribeNext { value in
+            log.append("begin \(value)")
+            if value < 3 { subject.sendNext(value + 1) }
+            log.append("end \(value)")
+        }
+        let second = subject.subscribeNext { other.append($0) }
+        subject.sendNext(0)
+        #expect(log == ["begin 0", "end 0", "begin 1", "end 1", "begin 2", "end 2", "begin 3", "end 3"])
+        #expect(other == [0, 1, 2, 3])
+        first.dispose()
+        second.dispose()
+    }
+
+    /// A callback that subscribes to the same cold pipeline again gets a subscription of its own,
+    /// run to the end inside the callback; the outer one goes on afterwards.
+    @Test func aCallbackSubscribingToTheSamePipelineAgainRunsItsOwnSubscription() {
+        let pipeline = Self.stages(Signal.from([1, 2]))
+        var log: [String] = []
+        pipeline.subscribe(next: { outer in
+            log.append("outer \(outer)")
+            if outer == 1 { pipeline.subscribe(next: { log.append("inner \($0)") }, completed: { log.append("inner done") }) }
+        }, completed: { log.append("outer done") })
+        #expect(log == ["outer 1", "inner 1", "inner 2", "inner done", "outer 2", "outer done"])
+    }
+
+    @Test func disposingFromInsideACallbackStopsDeliveryAndReleasesTheClosures() {
+        final class Owner {}
+        weak var weakOwner: Owner?
+        let subject = Subject<Int>()
+        var seen: [Int] = []
+        let subscription = Box<(any Disposable)?>(nil)
+        do {
+            let owner = Owner()
+            weakOwner = owner
+            subscription.mutate {
+                $0 = Self.stages(subject.asSignal()).scan(0, &+).subscribeNext { value in
+                    _ = owner
+                    seen.append(value)
+                    if value == 3 { subscription.value?.dispose() }
+                }
+            }
+        }
+        for value in 1...5 { subject.sendNext(value) }
+        #expect(seen == [1, 3])
+        #expect(weakOwner == nil)
+        #expect(subject.storage.subscriberCount == 0)
+        subscription.mutate { $0 = nil }
+    }
+
+    @Test func disposingReleasesTheClosuresAtOnceAndATerminalEventToo() {
+        final class Owner {}
+        weak var disposedOwner: Owner?
+        weak var completedOwner: Owner?
+        let subject = Subject<Int>()
+        let subscription: any Disposable
+        do {
+            let owner = Owner()
+            disposedOwner = owner
+            subscription = Self.stages(subject.asSignal()).subscribeNext { _ in _ = owner }
+        }
+        subject.sendNext(1)
+        #expect(disposedOwner != nil)
+        subscription.dispose()
+        #expect(disposedOwner == nil)
+        do {
+            let owner = Owner()
+            completedOwner = owner
+            Self.stages(Signal.from([1, 2])).subscribe(completed: { _ = owner })
+        }
+        #expect(completedOwner == nil)
+    }
+
+    /// `take` inside a pipeline ends it: one completion, nothing after it. (The cold source
+    /// itself runs on to its end, as before fusion: while `subscribe` runs, the stages below
+    /// `take` are not yet in the compound its completion disposes.)
+    @Test func anOperatorEndingThePipelineEndsItOnce() {
+        var seen: [Int] = []
+        var completions = 0
+        Signal.from(0..<10_000).map { $0 }.filter { _ in true }
+            .take(3).scan(0, &+)
+            .subscribe(next: { seen.append($0) }, completed: { completions += 1 })
+        #expect(seen == [0, 1, 3])
+        #expect(completions == 1)
+    }
+
+    /// The grammar inside the pipeline: an error from a stage ends it once, nothing follows.
+    @Test func anErrorFromAStageEndsThePipelineExactlyOnce() {
+        var events: [String] = []
+        Signal.from(0..<10).tryMap { value -> Int in
+            if value == 2 { throw TestError() }
+            return value
+        }.filter { _ in true }.subscribe(next: { events.append("\($0)") }, error: { _ in events.append("error") },
+                                          completed: { events.append("completed") })
+        #expect(events == ["0", "1", "error"])
+    }
+
+    /// Another thread disposes while a producer feeds the pipeline: no callback after the
+    /// producer saw the disposal, no crash, and everything is released once the producer returns.
+    @Test func disposingFromAnotherThreadDuringDeliveryIsSafe() {
+        final class Owner: @unchecked Sendable {}
+        for round in 0..<20 {
+            weak var weakOwner: Owner?
+            let started = Atomic<Bool>(false)
+            let delivered = Atomic<Int>(0)
+            let subscription = Box<(any Disposable)?>(nil)
+            let producerReturned = Atomic<Bool>(false)
+            let source = Signal<Int> { subscriber in
+                var value = 0
+                while !subscriber.isDisposed {
+                    subscriber.sendNext(value)
+                    value += 1
+                }
+                subscriber.sendCompleted()  // ignored: disposed
+                producerReturned.store(true, ordering: .releasing)
+                return nil
+            }
+            do {
+                let owner = Owner()
+                weakOwner = owner
+                let pipeline = Self.stages(source.subscribe(on: BackgroundScheduler(qos: .userInitiated))).scan(0, &+)
+                subscription.mutate {
+                    $0 = pipeline.subscribe(next: { _ in
+                        _ = owner
+                        started.store(true, ordering: .releasing)
+                        delivered.add(1, ordering: .relaxed)
+                    }, completed: { Issue.record("round \(round): completed after dispose") })
+                }
+            }
+            #expect(waitUntil { started.load(ordering: .acquiring) })
+            subscription.value?.dispose()
+            let afterDispose = delivered.load(ordering: .relaxed)
+            #expect(waitUntil { producerReturned.load(ordering: .acquiring) }, "round \(round): the producer never saw the disposal")
+            #expect(waitUntil { weakOwner == nil }, "round \(round): the closures were never released")
+            #expect(delivered.load(ordering: .relaxed) <= afterDispose + 1)  // at most the one in flight
+            subscription.mutate { $0 = nil }
+        }
+    }
+
+    @Test func aChainOf100kFilterStagesOnAColdSourceDeliversCompletesAndReleases() {
+        let baseline = liveSubscriptionsInThisTest
+        let depth = Workload.size(100_000)
+        var values: [Int] = []
+        var completions = 0
+        do {
+            var signal = Signal.from([1, 2, 3])
+            for level in 0..<depth { signal = level % 2 == 0 ? signal.filter { _ in true } : signal.scan(0) { _, value in value } }
+            signal.subscribe(next: { values.append($0) }, completed: { completions += 1 })
+        }
+        #expect(values == [1, 2, 3])
+        #expect(completions == 1)
+        #expect(liveSubscriptionsInThisTest == baseline)
+    }
+
+    @Test func aDeepChainOnASubjectDisposedFromItsDeepestCallbackStops() {
+        let baseline = liveSubscriptionsInThisTest
+        let depth = Workload.size(100_000)
+        do {
+            let subject = Subject<Int>()
+            var signal = subject.map { $0 }
+            for _ in 0..<depth { signal = signal.map { $0 + 1 } }
+            var seen: [Int] = []
+            let subscription = Box<(any Disposable)?>(nil)
+            subscription.mutate {
+                $0 = signal.subscribeNext { value in
+                    seen.append(value)
+                    subscription.value?.dispose()
+                }
+            }
+            subject.sendNext(0)
+            subject.sendNext(1)
+            #expect(seen == [depth])
+            #expect(subject.storage.subscriberCount == 0)
+            subscription.mutate { $0 = nil }
+        }
+        #expect(liveSubscriptionsInThisTest == baseline)
+    }
+}
+
+/// Hands a value to a thread the test synchronizes itself.
+private final class UncheckedBox<T>: @unchecked Sendable {  // the test joins the thread before reading anything it wrote
+    let value: T
+    init(_ value: T) { self.value = value }
+}

@@ -58,6 +58,18 @@ struct RingBuffer<Element> {
     }
 
     /// The elements, oldest first.
+    /// Calls `body` with the elements' slots in order, oldest first, as the (at most two)
+    /// contiguous runs of the ring: no division per element, no copy of the storage.
+    @inlinable
+    func withRuns<R>(_ body: (UnsafeBufferPointer<Element?>, UnsafeBufferPointer<Element?>) -> R) -> R {
+        slots.withUnsafeBufferPointer { all in
+            guard count > 0, let base = all.baseAddress else { return body(.init(start: nil, count: 0), .init(start: nil, count: 0)) }
+            let firstRun = Swift.min(count, all.count - head)
+            return body(UnsafeBufferPointer(start: base + head, count: firstRun),
+                        UnsafeBufferPointer(start: base, count: count - firstRun))
+        }
+    }
+
     @inlinable var elements: [Element] {
         var result: [Element] = []
         result.reserveCapacity(count)

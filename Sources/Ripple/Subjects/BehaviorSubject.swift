@@ -15,6 +15,7 @@ public final class BehaviorSubject<Value>: SignalProtocol, SubscriberProtocol, S
     @usableFromInline let storage: SubjectStorage<Value, LatestValue<Value>>
 
     /// Creates a behavior subject whose latest value is `value` until the first send.
+    @inlinable
     public init(_ value: Value) {
         storage = SubjectStorage(history: LatestValue(value: value))
     }

@@ -23,6 +23,7 @@ public final class ReplaySubject<Value>: SignalProtocol, SubscriberProtocol, Ser
     /// Creates a replay subject keeping the last `capacity` values (unlimited by default).
     ///
     /// - Precondition: `capacity` is at least 1.
+    @inlinable
     public init(capacity: Int = .max) {
         precondition(capacity >= 1, "ReplaySubject(capacity:) needs a capacity of at least 1, got \(capacity)")
         self.capacity = capacity
@@ -33,6 +34,7 @@ public final class ReplaySubject<Value>: SignalProtocol, SubscriberProtocol, Ser
     /// on `scheduler`'s clock.
     ///
     /// - Precondition: `capacity` is at least 1 and `maxAge` is not negative.
+    @inlinable
     public init(capacity: Int = .max, maxAge: Duration, scheduler: any Scheduler) {
         precondition(capacity >= 1, "ReplaySubject(capacity:maxAge:scheduler:) needs a capacity of at least 1, got \(capacity)")
         precondition(maxAge >= .zero, "ReplaySubject(capacity:maxAge:scheduler:) needs a maxAge of zero or more, got \(maxAge)")

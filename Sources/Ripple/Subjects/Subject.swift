@@ -32,10 +32,16 @@
 /// disposes the subscriptions it still has — no terminal event, but their cleanup runs —
 /// since nothing can reach them any more (as RxSwift and RAC drop theirs).
 public final class Subject<Value>: SignalProtocol, SubscriberProtocol, SerializingReceiver {
-    @usableFromInline let storage = SubjectStorage<Value, NoHistory<Value>>(history: NoHistory())
+    @usableFromInline let storage: SubjectStorage<Value, NoHistory<Value>>
 
     /// Creates a subject with no subscribers.
-    public init() {}
+    ///
+    /// Inlinable, so the storage is made by code specialized for `Value`: its dispose path
+    /// (`SubjectStorage.removeEntry`) then runs specialized too.
+    @inlinable
+    public init() {
+        storage = SubjectStorage(history: NoHistory())
+    }
 
     /// Sends `value` to every current subscriber.
     @inlinable public func sendNext(_ value: Value) { storage.send(.next(value)) }

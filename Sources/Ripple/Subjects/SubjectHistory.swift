@@ -17,6 +17,13 @@ protocol SubjectHistory<Value>: Sendable {
     mutating func replay(afterError: Bool, at now: Duration) -> (values: [Value], expired: Evicted<Value>)
     /// True when `record` does nothing, so a value can be sent without the lock.
     static var recordsNothing: Bool { get }
+    /// How many values `replay(afterError:at:)` would hand out at `now`, after dropping (into
+    /// `expired`) what expired; `copyReplay` then copies exactly those. The pair lets a joining
+    /// subscriber that takes the free delivery turn copy its replay into the subject's reusable
+    /// buffer instead of a new array (`SubjectStorage.subscribe(entry:)`).
+    mutating func replayCount(afterError: Bool, at now: Duration, expired: inout Evicted<Value>) -> Int
+    /// Initializes `buffer[0..<count]` with the values `replayCount` counted, in order.
+    func copyReplay(_ count: Int, into buffer: UnsafeMutablePointer<Value>)
 }
 
 extension SubjectHistory {
@@ -55,6 +62,8 @@ enum Evicted<Value> {
 struct NoHistory<Value>: SubjectHistory, Sendable {
     @inlinable static var recordsNothing: Bool { true }
     @inlinable init() {}
+    @inlinable func replayCount(afterError: Bool, at now: Duration, expired: inout Evicted<Value>) -> Int { 0 }
+    @inlinable func copyReplay(_ count: Int, into buffer: UnsafeMutablePointer<Value>) {}
     @inlinable func record(_ value: Value, at now: Duration) -> Evicted<Value> { .none }
     @inlinable func replay(afterError: Bool, at now: Duration) -> (values: [Value], expired: Evicted<Value>) { ([], .none) }
 }
@@ -79,6 +88,12 @@ struct LatestValue<Value>: SubjectHistory, @unchecked Sendable {  // only inside
     @inlinable
     func replay(afterError: Bool, at now: Duration) -> (values: [Value], expired: Evicted<Value>) {
         (afterError ? [] : [value], .none)
+    }
+    @inlinable
+    func replayCount(afterError: Bool, at now: Duration, expired: inout Evicted<Value>) -> Int { afterError ? 0 : 1 }
+    @inlinable
+    func copyReplay(_ count: Int, into buffer: UnsafeMutablePointer<Value>) {
+        if count == 1 { buffer.initialize(to: value) }
     }
 }
 
@@ -128,6 +143,27 @@ struct ReplayHistory<Value>: SubjectHistory, @unchecked Sendable {  // only insi
         var expired = Evicted<Value>.none
         pruneExpired(at: now, into: &expired)
         return (ring.elements.map(\.value), expired)
+    }
+
+    @inlinable
+    mutating func replayCount(afterError: Bool, at now: Duration, expired: inout Evicted<Value>) -> Int {
+        pruneExpired(at: now, into: &expired)
+        return ring.count
+    }
+
+    @inlinable
+    func copyReplay(_ count: Int, into buffer: UnsafeMutablePointer<Value>) {
+        ring.withRuns { first, second in
+            var next = buffer
+            for slot in first {
+                next.initialize(to: slot.unsafelyUnwrapped.value)
+                next += 1
+            }
+            for slot in second {
+                next.initialize(to: slot.unsafelyUnwrapped.value)
+                next += 1
+            }
+        }
     }
 
     /// Drops entries older than `maxAge` at `now` into `expired` (nothing without a maxAge).

@@ -37,6 +37,18 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
         case subscribe(Entry, replay: [Value], terminal: Event<Value>?)
         /// Deliver a value to one subscription only (`sendNext(_:to:)`), unless it has left.
         case nextTo(Entry, Value)
+        /// `subscribe` for a subscriber that took the free turn: its replay is the first
+        /// `count` values of `replayBuffer` (never queued: run at once by that subscriber).
+        case subscribeFromBuffer(Entry, count: Int, terminal: Event<Value>?)
+    }
+
+    /// What `subscribe(entry:)` decided under the lock.
+    @usableFromInline
+    enum Joining {
+        /// The turn was free and is the subscriber's; its replay is in `replayBuffer`.
+        case holding(count: Int, terminal: Event<Value>?)
+        /// `TurnMachine.arrive` with the replay in an array.
+        case arrived(TurnMachine<Work>.Arrival, Work)
     }
 
     /// Guarded by `state`.
@@ -68,18 +80,35 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     /// (the turn's acquire/release orders the accesses), so a send can walk it without
     /// the lock.
     @usableFromInline @exclusivity(unchecked) var subscribers = SubscriberList<Value, History>()
+    /// A late subscriber's replay, copied here under the lock by the subscriber that takes the
+    /// free delivery turn and delivered from here, so a join allocates no array. Owned by the
+    /// turn holder, like `subscribers`: only the thread that took the turn in `subscribe(entry:)`
+    /// fills it, and it empties it (deinitializes the values, outside the lock) before giving the
+    /// turn up; a subscribe from inside a callback or behind another holder is queued with an
+    /// array of its own. Grows to the largest replay; freed by `deinit`.
+    @usableFromInline @exclusivity(unchecked) var replayBuffer: UnsafeMutablePointer<Value>?
+    @usableFromInline @exclusivity(unchecked) var replayBufferCapacity = 0
     /// Mirrors `state.terminal != nil` for the lock-free send path; set under the lock.
     @usableFromInline let terminated = Atomic<Bool>(false)
+
+    /// `remove(_:)`, as the code that made this storage specialized it: a subscription's
+    /// `dispose()` is reached through `any Disposable`, so it runs unspecialized, where
+    /// `remove`'s body looked up the metadata of `State`, its `Mutex` and `SubscriberList` on
+    /// every call (some 1,000 instructions, a third of a subscribe and dispose). It calls this
+    /// instead. No captures: no allocation, and no cycle through the storage.
+    @usableFromInline let removeEntry: (SubjectStorage, Entry) -> Void
 
     @inlinable
     init(history: History) {
         clock = history.clock
         state = Lock(State(history: history))
+        removeEntry = { storage, entry in storage.remove(entry) }
     }
 
     @usableFromInline var turnWord: UInt { turn.word.load(ordering: .acquiring) }
 
     deinit {
+        replayBuffer?.deallocate()  // empty between turns: nothing to deinitialize
         StackGuard.run {  // the subscriptions may hold deep chains
             let remaining = subscribers.removeAll()
             for entry in remaining {
@@ -172,6 +201,13 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
 
     /// Snapshots the replay where the subscription is accepted, then delivers it (waiting for
     /// the turn if another thread holds it); returns once the replay is delivered.
+    ///
+    /// A subscriber that finds the turn free takes it under the lock (`fence`, as `arrive`'s
+    /// `takeFree` does) and copies its replay into the holder's `replayBuffer`: a join then
+    /// allocates only its subscription (issue 19: a late subscriber to a full
+    /// `ReplaySubject(capacity: 100)` took 4 allocations, an array of the ring, an array of its
+    /// values, and two for the subscription). Behind another holder, or from inside a callback,
+    /// the replay is queued as an array, as before.
     @inlinable
     func subscribe(entry: Entry) -> any Disposable {
         owned.purge()
@@ -179,20 +215,44 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
         let now = clockTime  // user code: read before locking
         var expired = Evicted<Value>.none
         defer { _ = expired }  // released after unlocking
-        let (arrival, work) = state.withLock { state in
+        let joining: Joining = state.withLock { state in
             let terminal = state.terminal
-            let replay = state.history.replay(afterError: terminal?.error != nil, at: now)
+            let afterError = terminal?.error != nil
+            if turn.fence(me) == me {
+                // The turn was free and is now this thread's (the queue is empty): the replay
+                // goes into the holder's reusable buffer, not a new array.
+                let count = state.history.replayCount(afterError: afterError, at: now, expired: &expired)
+                if count > replayBufferCapacity { growReplayBuffer(to: count) }
+                if count > 0 { state.history.copyReplay(count, into: replayBuffer.unsafelyUnwrapped) }
+                return .holding(count: count, terminal: terminal)
+            }
+            let replay = state.history.replay(afterError: afterError, at: now)
             expired = replay.expired
             let work = Work.subscribe(entry, replay: replay.values, terminal: terminal)
-            return (arrive(work, me, in: &state), work)
+            return .arrived(arrive(work, me, in: &state), work)
         }
-        proceed(arrival, with: work, me)
+        switch joining {
+        case .holding(let count, let terminal):
+            run(.subscribeFromBuffer(entry, count: count, terminal: terminal), me)
+        case .arrived(let arrival, let work):
+            proceed(arrival, with: work, me)
+        }
         return entry
+    }
+
+    /// Replaces the (empty) replay buffer by one of at least `count` values (turn holder, under
+    /// the lock: an allocation, no user code).
+    @usableFromInline
+    func growReplayBuffer(to count: Int) {
+        replayBuffer?.deallocate()
+        let capacity = Swift.max(count, 16)
+        replayBuffer = UnsafeMutablePointer<Value>.allocate(capacity: capacity)
+        replayBufferCapacity = capacity
     }
 
     /// Removes a disposed subscription: at once when no delivery runs, else when the
     /// delivering thread next looks (it may be walking the list).
-    @usableFromInline
+    @inlinable
     func remove(_ entry: Entry) {
         let me = TurnIdentity.current
         let detachNow = state.withLock { state in
@@ -312,19 +372,43 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
             if !entry.isDisposed { entry.deliverNext(value) }
             return false
         case .subscribe(let entry, let replay, let terminal):
+            join(entry, replay: replay, terminal: terminal)
+            return false
+        case .subscribeFromBuffer(let entry, let count, let terminal):
+            let buffer = UnsafeMutableBufferPointer(start: replayBuffer, count: count)
+            // Emptied before the turn is given up, however the join ends; the values die here,
+            // outside the lock (a value's deinit is user code).
+            defer { _ = buffer.deinitialize() }
             if entry.isDisposed { return false }
-            // Not ended when it subscribed: join now, so events accepted after it reach it.
             if terminal == nil { subscribers.append(entry) }
-            for value in replay {
+            for index in 0..<count {
                 if entry.isDisposed { return false }
-                entry.deliverNext(value)
+                entry.deliverNext(buffer[index])
             }
-            if let terminal, !entry.isDisposed {
-                entry.deliver(terminal)
-                entry.markEnded()
-                entry.detach()  // never joined the list: nothing else will release it
-            }
+            if let terminal, !entry.isDisposed { endJoin(entry, with: terminal) }
             return false
         }
+    }
+
+    /// Adds a new subscription (unless the subject had ended when it subscribed), delivers its
+    /// replay, then the terminal event if the subject had ended (turn holder).
+    @inlinable
+    func join(_ entry: Entry, replay: [Value], terminal: Event<Value>?) {
+        if entry.isDisposed { return }
+        // Not ended when it subscribed: join now, so events accepted after it reach it.
+        if terminal == nil { subscribers.append(entry) }
+        for value in replay {
+            if entry.isDisposed { return }
+            entry.deliverNext(value)
+        }
+        if let terminal, !entry.isDisposed { endJoin(entry, with: terminal) }
+    }
+
+    /// Delivers the terminal event a subscriber joining an ended subject gets after its replay.
+    @inlinable
+    func endJoin(_ entry: Entry, with terminal: Event<Value>) {
+        entry.deliver(terminal)
+        entry.markEnded()
+        entry.detach()  // never joined the list: nothing else will release it
     }
 }

@@ -8,26 +8,44 @@ import Synchronization
 /// The closures are read only by the thread holding the subject's delivery turn and are
 /// released (`detach`) once the subscription has left the subject and no delivery can
 /// reach it. Disposing removes it at once (O(1)); a `Subscriber` receiver is disposed too.
+///
+/// A `subscribeNext` subscription is this one allocation: the value closure is stored inline
+/// (`next`), and the terminal closures take a second object only when there are any. (Until
+/// issue 19 all three sat in an `EventCallbacks` of their own: two allocations and 186 bytes
+/// per idle subscription; now 1 and about 120.)
 @usableFromInline
-final class SubjectSubscription<Value, History: SubjectHistory>: Disposable, @unchecked Sendable  // `callbacks` and `slot` belong to the subject's turn holder (`detach`: once no delivery can reach it); `storage` is set only in init; the rest is atomic or immutable
+final class SubjectSubscription<Value, History: SubjectHistory>: Disposable, @unchecked Sendable  // `next`, `terminalCallbacks` and `slot` belong to the subject's turn holder (`detach`: once no delivery can reach it); `storage` is set only in init; the rest is atomic or immutable
 where History.Value == Value {
     /// The receiver, or nil for a closure subscription.
     @usableFromInline let subscriber: (any SubscriberProtocol<Value>)?
-    /// The closures, owned (+1) until `detach` releases them. Unmanaged so the delivery path
-    /// calls them without a retain/release pair; `detach` runs only once no delivery can
-    /// reach this subscription.
-    @usableFromInline @exclusivity(unchecked) var callbacks: Unmanaged<EventCallbacks<Value>>?
+    /// The value closure of a closure subscription, until `detach` releases it.
+    ///
+    /// Called through an `inout` access (`invoke`), which lets the compiler borrow it in place:
+    /// no retain and release of its context per delivery, as `let`s of a guaranteed object
+    /// get. Sound because only the turn holder reads or writes it, and it is never written while
+    /// it runs: a dispose during a delivery is deferred to the holder's next look, and the
+    /// terminal event's `detach` comes after the call (`@exclusivity(unchecked)`: the turn, not
+    /// the runtime, guarantees the exclusive access).
+    @usableFromInline @exclusivity(unchecked) var next: ((Value) -> Void)?
+    /// The error and completion closures (+1, `next` unused), or nil when the subscriber gave
+    /// neither — `subscribeNext` allocates nothing more. Released by `detach`.
+    @usableFromInline @exclusivity(unchecked) var terminalCallbacks: Unmanaged<EventCallbacks<Value>>?
     /// The index in the subject's `SubscriberList`, or -1. Read and written only by the thread
     /// holding the subject's delivery turn (as the list is).
     @usableFromInline @exclusivity(unchecked) var slot = -1
     @usableFromInline let ended = Atomic<Bool>(false)
-    @usableFromInline weak var storage: SubjectStorage<Value, History>?
+    /// Whether this is a closure subscription (`subscriber` is nil).
+    @usableFromInline let isClosure: Bool
+    /// Written only in `init`, read by `dispose` from any thread (weak loads are atomic): no
+    /// dynamic exclusivity check (`swift_beginAccess`, some 70 instructions per access).
+    @usableFromInline @exclusivity(unchecked) weak var storage: SubjectStorage<Value, History>?
     /// The `RippleDebug.Scope` this subscription counts in, if any.
     @usableFromInline let debugScope: RippleDebug.Scope?
 
     @inlinable
     init(_ subscriber: any SubscriberProtocol<Value>, storage: SubjectStorage<Value, History>) {
         self.subscriber = subscriber
+        isClosure = false
         self.storage = storage
         debugScope = RippleDebug.subscriptionCreated()
     }
@@ -36,7 +54,11 @@ where History.Value == Value {
     init(next: ((Value) -> Void)?, error: ((any Error) -> Void)?, completed: (() -> Void)?,
          storage: SubjectStorage<Value, History>) {
         subscriber = nil
-        callbacks = Unmanaged.passRetained(EventCallbacks(next: next, error: error, completed: completed))
+        isClosure = true
+        self.next = next
+        if error != nil || completed != nil {
+            terminalCallbacks = Unmanaged.passRetained(EventCallbacks(next: nil, error: error, completed: completed))
+        }
         self.storage = storage
         debugScope = RippleDebug.subscriptionCreated()
     }
@@ -48,10 +70,16 @@ where History.Value == Value {
     @inlinable
     func markEnded() { ended.store(true, ordering: .releasing) }
 
+    /// Calls `closure` borrowed in place (see `next`).
+    @inlinable @inline(__always)
+    static func invoke(_ closure: inout ((Value) -> Void)?, _ value: Value) {
+        closure?(value)
+    }
+
     @inlinable
     func deliverNext(_ value: Value) {
-        if let callbacks {
-            callbacks._withUnsafeGuaranteedRef { $0.next?(value) }
+        if isClosure {
+            Self.invoke(&next, value)
         } else {
             subscriber?.sendNext(value)
         }
@@ -62,9 +90,9 @@ where History.Value == Value {
         switch event {
         case .next(let value): deliverNext(value)
         case .error(let error):
-            if let callbacks { callbacks._withUnsafeGuaranteedRef { $0.error?(error) } } else { subscriber?.sendError(error) }
+            if isClosure { terminalCallbacks?._withUnsafeGuaranteedRef { $0.error?(error) } } else { subscriber?.sendError(error) }
         case .completed:
-            if let callbacks { callbacks._withUnsafeGuaranteedRef { $0.completed?() } } else { subscriber?.sendCompleted() }
+            if isClosure { terminalCallbacks?._withUnsafeGuaranteedRef { $0.completed?() } } else { subscriber?.sendCompleted() }
         }
     }
 
@@ -72,19 +100,21 @@ where History.Value == Value {
     /// this subscription, outside any lock.
     @usableFromInline
     func detach() {
-        callbacks?.release()
-        callbacks = nil
+        next = nil
+        terminalCallbacks?.release()
+        terminalCallbacks = nil
     }
 
     deinit {
-        if let callbacks { StackGuard.run { callbacks.release() } }
+        // The closures may hold the rest of a deep chain: release them where there is stack.
+        if next != nil || terminalCallbacks != nil { StackGuard.run { detach() } }
         RippleDebug.subscriptionDestroyed(in: debugScope)
     }
 
     @usableFromInline
     func dispose() {
         if ended.exchange(true, ordering: .acquiringAndReleasing) { return }
-        (subscriber as? Subscriber<Value>)?.dispose()
-        storage?.remove(self)
+        if !isClosure { (subscriber as? Subscriber<Value>)?.dispose() }
+        if let storage { storage.removeEntry(storage, self) }  // specialized (see `removeEntry`)
     }
 }

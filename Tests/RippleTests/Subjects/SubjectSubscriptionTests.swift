@@ -1,0 +1,184 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Ripple
+import RippleTestSupport
+
+/// What a subject's subscription must keep however it stores its closures (issue 19: one
+/// allocation per subscription) and however a late subscriber's replay is delivered (no copy
+/// of the history per join): closures released at once, never while one runs, every kind of
+/// closure called; replays in order, exactly between the events accepted before and after.
+@Suite(.leakChecked) struct SubjectSubscriptionTests {
+    final class Captured: @unchecked Sendable {}
+
+    @Test(arguments: SubjectKind.allCases)
+    func everyClosureOfADisposedSubscriptionIsReleasedAtOnce(kind: SubjectKind) {
+        let (signal, _) = kind.make()
+        weak var weakNext: Captured?, weakError: Captured?, weakCompleted: Captured?
+        let d: any Disposable
+        do {
+            let next = Captured(), error = Captured(), completed = Captured()
+            weakNext = next; weakError = error; weakCompleted = completed
+            d = signal.subscribe(next: { _ in _ = next }, error: { _ in _ = error }, completed: { _ = completed })
+        }
+        #expect(weakNext != nil && weakError != nil && weakCompleted != nil)
+        d.dispose()
+        #expect(weakNext == nil && weakError == nil && weakCompleted == nil)
+    }
+
+    @Test(arguments: SubjectKind.allCases)
+    func terminalClosuresAloneAreCalledAndReleased(kind: SubjectKind) {
+        var log: [String] = []
+        weak var weakCaptured: Captured?
+        let (failing, failingInput) = kind.make()
+        let (completing, completingInput) = kind.make()
+        do {
+            let captured = Captured()
+            weakCaptured = captured
+            failing.subscribe(error: { _ in _ = captured; log.append("error") })
+            completing.subscribe(completed: { log.append("completed") })
+        }
+        failingInput.sendNext(1)
+        failingInput.sendError(TestError())
+        completingInput.sendCompleted()
+        #expect(log == ["error", "completed"])
+        #expect(weakCaptured == nil)
+    }
+
+    /// A callback disposing another subscription of the same subject mid-walk: that one gets
+    /// nothing more (not even the value being delivered, if it comes later in the list), and its
+    /// closures are gone once the send returns.
+    @Test(arguments: SubjectKind.allCases)
+    func aCallbackDisposingAnotherSubscriptionMidWalk(kind: SubjectKind) {
+        let (signal, input) = kind.make()
+        var log: [String] = []
+        weak var weakLater: Captured?
+        let later = Box<(any Disposable)?>(nil)
+        let first = signal.subscribeNext { value in
+            log.append("first \(value)")
+            if value == 1 { later.value?.dispose() }
+        }
+        do {
+            let captured = Captured()
+            weakLater = captured
+            later.mutate { $0 = signal.subscribeNext { value in _ = captured; log.append("later \(value)") } }
+        }
+        input.sendNext(1)
+        input.sendNext(2)
+        let initial = kind == .behavior ? ["first 0", "later 0"] : []
+        #expect(log == initial + ["first 1", "first 2"])
+        #expect(weakLater == nil)
+        first.dispose()
+        later.mutate { $0 = nil }
+    }
+
+    /// A callback disposing its own subscription keeps running with everything it captured;
+    /// the closures go once it has returned.
+    @Test(arguments: SubjectKind.allCases)
+    func aCallbackDisposingItselfRunsToItsEndThenItsClosuresGo(kind: SubjectKind) {
+        final class Payload: @unchecked Sendable { var touched = 0 }
+        let (signal, input) = kind.make()
+        weak var weakPayload: Payload?
+        let me = Box<(any Disposable)?>(nil)
+        do {
+            let payload = Payload()
+            weakPayload = payload
+            me.mutate {
+                $0 = signal.subscribeNext { value in
+                    guard value == 7 else { return }
+                    me.value?.dispose()
+                    payload.touched += 1  // still alive: the closure is running
+                    payload.touched += 1
+                }
+            }
+        }
+        input.sendNext(7)
+        #expect(weakPayload == nil)
+        me.mutate { $0 = nil }
+    }
+
+    @Test func aLateSubscriberToAFullReplaySubjectGetsTheRetainedValuesThenLiveOnes() {
+        let replay = ReplaySubject<Int>(capacity: 100)
+        for value in 0..<1_000 { replay.sendNext(value) }
+        var seen: [Int] = []
+        let d = replay.subscribeNext { seen.append($0) }
+        replay.sendNext(1_000)
+        #expect(seen == Array(900...1_000))
+        d.dispose()
+        for _ in 0..<3 {  // joining again and again (the replay's buffer is reused)
+            var again: [Int] = []
+            replay.subscribeNext { again.append($0) }.dispose()
+            #expect(again == Array(901...1_000))
+        }
+    }
+
+    /// A subscriber that joins from inside a replayed value's callback gets its own replay, whole
+    /// and in order, after the outer replay (it is queued behind it), and live values after both.
+    @Test func aSubscribeFromInsideAReplayGetsItsOwnWholeReplay() {
+        let replay = ReplaySubject<Int>(capacity: 5)
+        for value in 1...5 { replay.sendNext(value) }
+        var log: [String] = []
+        var inner: (any Disposable)?
+        let outer = replay.subscribeNext { value in
+            log.append("outer \(value)")
+            if value == 2, inner == nil {
+                inner = replay.subscribeNext { log.append("inner \($0)") }
+                replay.sendNext(6)  // re-entrant: after both replays
+            }
+        }
+        #expect(log == ["outer 1", "outer 2", "outer 3", "outer 4", "outer 5",
+                        "inner 1", "inner 2", "inner 3", "inner 4", "inner 5",
+                        "outer 6", "inner 6"])
+        outer.dispose()
+        inner?.dispose()
+    }
+
+    /// Replayed reference values are retained for the replay and released after it: no value is
+    /// freed early (the subscriber reads each) or kept (the subject's end frees them all).
+    @Test func replayedObjectsAreNeitherFreedEarlyNorKept() {
+        final class Item: @unchecked Sendable { let n: Int; init(_ n: Int) { self.n = n } }
+        weak var weakFirst: Item?
+        do {
+            let replay = ReplaySubject<Item>(capacity: 50)
+            for n in 0..<200 {
+                let item = Item(n)
+                if n == 150 { weakFirst = item }
+                replay.sendNext(item)
+            }
+            for _ in 0..<5 {
+                var sum = 0
+                replay.subscribeNext { sum += $0.n }.dispose()
+                #expect(sum == (150..<200).reduce(0, +))
+            }
+            #expect(weakFirst != nil)
+        }
+        #expect(weakFirst == nil)
+    }
+
+    /// A subscriber joining while another thread floods the subject gets a gapless run: the
+    /// retained values, then every value accepted after the join, each once, in order.
+    @Test func aJoinDuringAFloodSeesNoGapAndNoDuplicate() {
+        let replay = ReplaySubject<Int>(capacity: 100)
+        let stop = Atomic<Bool>(false)
+        let sender = Thread {
+            var value = 0
+            while !stop.load(ordering: .relaxed) {
+                replay.sendNext(value)
+                value += 1
+            }
+        }
+        sender.start()
+        for _ in 0..<200 {
+            let seen = Box<[Int]>([])
+            let d = replay.subscribeNext { value in seen.mutate { $0.append(value) } }
+            usleep(50)
+            d.dispose()
+            let values = seen.value
+            if let first = values.first {
+                #expect(values == Array(first..<(first + values.count)), "a gap or a duplicate")
+            }
+        }
+        stop.store(true, ordering: .relaxed)
+        while !sender.isFinished { usleep(100) }
+    }
+}

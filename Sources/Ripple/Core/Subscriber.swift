@@ -73,17 +73,22 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
     /// delivering thread returns — as a turn holder's tidy does.
     @usableFromInline @exclusivity(unchecked) var upstreamSerializes = false
 
-    /// Whether delivering checks the stack (`StackGuard`). Every non-relay subscriber does;
-    /// relays only every `StackGuard.relayStride` levels, so a cold pipeline of a few
-    /// operators pays for one check per event, not one per operator.
+    /// Whether delivering checks the stack (`StackGuard`). Every subscriber that keeps its turn
+    /// does; fused relays only every `StackGuard.relayStride` levels, so a cold pipeline of a
+    /// few operators pays for at most one check per event, not one per operator.
     ///
     /// A fused subscriber at depth 0 (the one `subscribe(next:…)` made for a pipeline) does not
-    /// check either: every event reaches it through fewer than `relayStride` stages from the
-    /// last check (its source's `subscribe`, a subject's delivery, or a checking relay), like
-    /// any relay between two checks; user code its callbacks call into Ripple is checked there.
+    /// check either: every event reaches it through fewer than `relayStride` fused stages from
+    /// the last check — the first stage of its fused run, which is either fed by `from`'s loop
+    /// (checked once at its `subscribe`) or is a subscriber that keeps its turn, and such a
+    /// subscriber checks on every event, at any depth. (Without that, a relay at depth 1 on a
+    /// user signal did not check, nor did the fused subscriber below it: a custom operator
+    /// `Signal { s in upstream.map(f).subscribe(next: { s.sendNext($0) }) }` applied 100,000
+    /// times, or `map(f).take(until:)` 100,000 times, delivered with no check at all and
+    /// overflowed the stack.)
     @inlinable
     var checksStack: Bool {
-        relayDepth % StackGuard.relayStride == 0 && (relayDepth != 0 || !upstreamSerializes)
+        upstreamSerializes ? relayDepth != 0 && relayDepth % StackGuard.relayStride == 0 : true
     }
 
     /// Creates a subscriber; every closure is optional.

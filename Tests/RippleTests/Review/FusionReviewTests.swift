@@ -49,3 +49,85 @@ import RippleTestSupport
         subscription.dispose()
     }
 }
+
+/// A sequence of `limit` elements that counts how many were pulled.
+private struct CountingSequence: Sequence, Sendable {
+    let limit: Int
+    let pulled: Counter
+    struct Iterator: IteratorProtocol {
+        var current = 0
+        let limit: Int
+        let pulled: Counter
+        mutating func next() -> Int? {
+            guard current < limit else { return nil }
+            pulled.pulled.add(1, ordering: .relaxed)
+            defer { current += 1 }
+            return current
+        }
+    }
+    func makeIterator() -> Iterator { Iterator(limit: limit, pulled: pulled) }
+}
+
+private final class Counter: Sendable {
+    let pulled = Atomic<Int>(0)
+}
+
+/// Whether a cold source stops once the pipeline it feeds has ended (the brief: `Signal.from` over
+/// a huge range must stop soon after the subscription ends). These show the behaviour before and
+/// after issue 19 alike: the compound that a stage's completion or disposal disposes does not
+/// yet hold the subscription upstream of it while a synchronous source runs.
+extension FusionReviewTests {
+    @Test func takeStopsAColdSourceBehindAMap() {
+        let counter = Counter()
+        var seen: [Int] = []
+        Signal.from(CountingSequence(limit: 1_000_000, pulled: counter)).map { $0 }.take(3)
+            .subscribe(next: { seen.append($0) })
+        #expect(seen == [0, 1, 2])
+        #expect(counter.pulled.load(ordering: .relaxed) <= 4, "the source ran on after take completed")
+    }
+
+    @Test func takeStopsAColdSourceDirectly() {
+        let counter = Counter()
+        var seen: [Int] = []
+        Signal.from(CountingSequence(limit: 1_000_000, pulled: counter)).take(3)
+            .subscribe(next: { seen.append($0) })
+        #expect(seen == [0, 1, 2])
+        #expect(counter.pulled.load(ordering: .relaxed) <= 4, "the source ran on after take completed")
+    }
+
+    @Test func takeStopsAProducerThatChecksIsDisposed() {
+        let produced = Box(0)
+        let source = Signal<Int> { subscriber in
+            var value = 0
+            while !subscriber.isDisposed && value < 1_000_000 {
+                subscriber.sendNext(value)
+                value += 1
+            }
+            produced.mutate { $0 = value }
+            return nil
+        }
+        var seen: [Int] = []
+        source.map { $0 }.take(3).subscribe(next: { seen.append($0) })
+        #expect(seen == [0, 1, 2])
+        #expect(produced.value <= 4, "the producer ran on after take completed")
+    }
+
+    @Test func disposingFromAnotherThreadStopsAColdSourceBehindAMap() {
+        let counter = Counter()
+        let total = 20_000_000
+        let finished = Atomic<Bool>(false)
+        let started = Atomic<Bool>(false)
+        let subscription = Signal.from(CountingSequence(limit: total, pulled: counter)).map { $0 }
+            .onCompleted { finished.store(true, ordering: .releasing) }
+            .subscribe(on: BackgroundScheduler(qos: .userInitiated))
+            .subscribe(next: { _ in started.store(true, ordering: .releasing) })
+        #expect(waitUntil { started.load(ordering: .acquiring) })
+        subscription.dispose()
+        let atDispose = counter.pulled.load(ordering: .relaxed)
+        // Give the loop time to notice (it checks before every element), then look.
+        usleep(500_000)
+        let later = counter.pulled.load(ordering: .relaxed)
+        #expect(later - atDispose < 1_000, "the source pulled \(later - atDispose) more elements after dispose")
+        _ = waitUntil(timeout: 120) { finished.load(ordering: .acquiring) || counter.pulled.load(ordering: .relaxed) == later }
+    }
+}

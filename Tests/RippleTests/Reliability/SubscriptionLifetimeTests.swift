@@ -36,15 +36,18 @@ import RippleTestSupport
         let scope = RippleDebug.Scope()
         let subject = Subject<Int>()
         let fromThread = Box<(any Disposable)?>(nil)
-        var fromTask: (any Disposable)? = await RippleDebug.counting(in: scope) {
+        // Kept in a box, not returned as the task's value: a finished task holds its value until
+        // its executor lets go of the task, which may come after this test's next line.
+        let fromTask = Box<(any Disposable)?>(nil)
+        await RippleDebug.counting(in: scope) {
             await runOnThread(stackSize: 1 << 20) {
                 fromThread.value = subject.subscribeNext { _ in }
             }
-            return await Task { subject.subscribeNext { _ in } }.value
+            await Task { fromTask.value = subject.subscribeNext { _ in } }.value
         }
         #expect(scope.liveSubscriptions == 1)
-        fromTask?.dispose()
-        fromTask = nil  // a subscription counts until it is deinitialized
+        fromTask.value?.dispose()
+        fromTask.value = nil  // a subscription counts until it is deinitialized
         fromThread.value?.dispose()
         #expect(scope.liveSubscriptions == 0)
     }

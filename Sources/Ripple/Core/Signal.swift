@@ -60,8 +60,16 @@ public final class Signal<Value>: SignalProtocol {
     /// compound disposable.
     @inlinable @discardableResult
     public func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
-        guard StackGuard.hasRoom() else { return StackGuard.onFreshStack { subscribe(subscriber) } }
         let compound = CompoundDisposable()
+        subscribe(subscriber, into: compound)
+        return compound
+    }
+
+    /// `subscribe(_:)` with the subscription's compound made by the caller, which may link it
+    /// into its own before the producer runs (see `lift`).
+    @inlinable
+    func subscribe(_ subscriber: any SubscriberProtocol<Value>, into compound: CompoundDisposable) {
+        guard StackGuard.hasRoom() else { return StackGuard.onFreshStack { subscribe(subscriber, into: compound) } }
         // Cast once: the compound and the passthrough share it. A conformer that does not
         // serialize by itself gets a `Subscriber` in front, so its callbacks never overlap.
         let direct = subscriber as? Subscriber<Value>
@@ -70,7 +78,6 @@ public final class Signal<Value>: SignalProtocol {
         let passthrough = PassthroughSubscriber(forwardingTo: subscriber, direct: direct, disposable: compound)
         RippleDebug.checkNoLockHeld("a signal's subscribe closure")
         compound.add(producer.unsafelyUnwrapped(passthrough))
-        return compound
     }
 
     /// Subscribes `subscriber`, which the caller made and hands to this signal alone: when this
@@ -80,6 +87,13 @@ public final class Signal<Value>: SignalProtocol {
     func subscribe(exclusively subscriber: Subscriber<Value>) -> any Disposable {
         if sendsSerially { subscriber.upstreamSerializes = true }
         return subscribe(subscriber)
+    }
+
+    /// `subscribe(exclusively:)` into a compound the caller made (see `lift`).
+    @inlinable
+    func subscribe(exclusively subscriber: Subscriber<Value>, into compound: CompoundDisposable) {
+        if sendsSerially { subscriber.upstreamSerializes = true }
+        subscribe(subscriber, into: compound)
     }
 
     /// Subscribes the closures through a `Subscriber` only this subscription can reach; on a

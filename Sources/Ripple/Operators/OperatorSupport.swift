@@ -16,8 +16,16 @@ extension SignalProtocol {
     func lift<U>(_ makeUpstream: @escaping (PassthroughSubscriber<U>) -> Subscriber<Value>) -> Signal<U> {
         Signal(sendsSerially: true) { downstream in
             let relay = makeUpstream(downstream)
-            if let signal = self as? Signal<Value> { return signal.subscribe(exclusively: relay) }
-            return self.subscribe(relay)
+            guard let signal = self as? Signal<Value> else { return self.subscribe(relay) }
+            // The upstream subscription joins the downstream one *before* its producer runs (RAC's
+            // `didSubscribeWithDisposable:`): a stage below that ends the subscription while a
+            // synchronous source runs — `take`'s completion, an error, a dispose from a callback —
+            // disposes the relay, whose status the source's loop checks, so the source stops at
+            // once instead of running on to its end (`from` over a huge range behind `take`).
+            let upstream = CompoundDisposable()
+            downstream.disposable.add(upstream)
+            signal.subscribe(exclusively: relay, into: upstream)
+            return nil
         }
     }
 }

@@ -177,8 +177,8 @@ import RippleTestSupport
     }
 
     /// `take` inside a pipeline ends it: one completion, nothing after it. (The cold source
-    /// itself runs on to its end, as before fusion: while `subscribe` runs, the stages below
-    /// `take` are not yet in the compound its completion disposes.)
+    /// stops too: `lift` links each upstream compound before its producer runs, see
+    /// `FusionReviewTests.takeStopsAColdSourceBehindAMap`.)
     @Test func anOperatorEndingThePipelineEndsItOnce() {
         var seen: [Int] = []
         var completions = 0

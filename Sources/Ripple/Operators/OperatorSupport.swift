@@ -16,7 +16,14 @@ extension SignalProtocol {
     func lift<U>(_ makeUpstream: @escaping (PassthroughSubscriber<U>) -> Subscriber<Value>) -> Signal<U> {
         Signal(sendsSerially: true) { downstream in
             let relay = makeUpstream(downstream)
-            guard let signal = self as? Signal<Value> else { return self.subscribe(relay) }
+            guard let signal = self as? Signal<Value> else {
+                // Disposing the downstream disposes the relay even when `self` (a subject, or a
+                // conformer of the user's) keeps it: the stages fused behind the relay, and the
+                // user's closures at the end, go with its closures at once, as they did when
+                // each stage released its own.
+                downstream.disposable.add(relay)
+                return self.subscribe(relay)
+            }
             // The upstream subscription joins the downstream one *before* its producer runs (RAC's
             // `didSubscribeWithDisposable:`): a stage below that ends the subscription while a
             // synchronous source runs — `take`'s completion, an error, a dispose from a callback —

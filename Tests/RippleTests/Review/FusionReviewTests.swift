@@ -140,3 +140,34 @@ extension FusionReviewTests {
         }
     }
 }
+
+extension FusionReviewTests {
+    /// A conformer of its own that keeps what it was handed (say, until its next event, as a
+    /// delegate list that prunes lazily) and returns a disposable that does not dispose it.
+    /// Before fusion the `subscribe(next:)` subscriber released the closures when disposed; fused
+    /// behind `map`, it leaves them to the relay, which nothing disposes.
+    @Test func disposingAPipelineOnAConformerThatKeepsItsSubscriberReleasesTheClosures() {
+        final class Keeper: SignalProtocol, @unchecked Sendable {  // used on one thread
+            typealias Value = Int
+            var kept: [any SubscriberProtocol<Int>] = []
+            func subscribe(_ subscriber: any SubscriberProtocol<Int>) -> any Disposable {
+                kept.append(subscriber)
+                return ActionDisposable {}
+            }
+        }
+        final class Owner {}
+        weak var weakOwner: Owner?
+        let keeper = Keeper()
+        let subscription: any Disposable
+        do {
+            let owner = Owner()
+            weakOwner = owner
+            subscription = keeper.map { $0 }.subscribe(next: { _ in _ = owner })
+        }
+        keeper.kept.first?.sendNext(1)
+        #expect(weakOwner != nil)
+        subscription.dispose()
+        #expect(weakOwner == nil, "the closures outlive the disposed subscription")
+        keeper.kept.removeAll()
+    }
+}

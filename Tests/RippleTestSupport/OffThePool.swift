@@ -48,8 +48,10 @@ extension Trait where Self == OffThePool {
 /// 8 MiB). After ``finish()`` the thread runs what is queued and ends; a job that comes later goes
 /// to the global concurrent executor.
 public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
-    // @unchecked: the only mutable state is `state`, behind its Mutex; `ready` is thread-safe.
-    private let state = Mutex<(jobs: [UnownedJob], finished: Bool)>(([], false))
+    // @unchecked: the only mutable state is `state`, behind its lock; `ready` is thread-safe.
+    // An NSLock (a pthread mutex), not Synchronization's Mutex: ThreadSanitizer sees through
+    // pthread locks but not Mutex's futex, and reported every contended test start as a race.
+    private let state = Locked<(jobs: [UnownedJob], finished: Bool)>(([], false))
     private let ready = DispatchSemaphore(value: 0)
 
     /// The name of the dedicated thread running the caller, or nil on any other thread.
@@ -108,9 +110,9 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
 /// An asynchronous counting semaphore: `enter` suspends (holding no thread) while `width`
 /// holders are inside; `leave` lets the longest waiter in.
 final class Gate: Sendable {
-    private let state: Mutex<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
+    private let state: Locked<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
 
-    init(width: Int) { state = Mutex((width, [])) }
+    init(width: Int) { state = Locked((width, [])) }
 
     func enter() async {
         await withCheckedContinuation { (entered: CheckedContinuation<Void, Never>) in
@@ -129,5 +131,21 @@ final class Gate: Sendable {
             return state.waiting.removeFirst()
         }
         next?.resume()
+    }
+}
+
+/// A value behind an `NSLock`, which ThreadSanitizer understands (a pthread mutex); used here
+/// instead of Synchronization's `Mutex`, whose futex it does not see.
+final class Locked<State>: @unchecked Sendable {
+    // @unchecked: `state` is read and written only inside `lock`.
+    private let lock = NSLock()
+    private var state: State
+
+    init(_ state: State) { self.state = state }
+
+    func withLock<R>(_ body: (inout State) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&state)
     }
 }

@@ -32,6 +32,10 @@ public final class Signal<Value>: SignalProtocol {
     /// `subscribe(exclusively:)`, `Subscriber.upstreamSerializes`, <doc:DeliveryTurn>).
     @usableFromInline let sendsSerially: Bool
 
+    /// The run of fused one-to-one operators this signal ends with (`StageRun`), which the next
+    /// such operator extends; nil for any other signal. Set once; cleared only by `deinit`.
+    @usableFromInline @exclusivity(unchecked) var stageRun: StageRun<Value>?
+
     /// Creates a cold signal from a subscribe closure (RAC's `createSignal:`).
     ///
     /// - Parameter producer: Runs once per subscription with a subscriber to send to;
@@ -45,15 +49,21 @@ public final class Signal<Value>: SignalProtocol {
     /// A signal whose producer sends one event at a time and never re-entrantly (see
     /// `sendsSerially`): only for producers of this library that guarantee it.
     @inlinable
-    init(sendsSerially: Bool, _ producer: @escaping Producer) {
+    init(sendsSerially: Bool, stageRun: StageRun<Value>? = nil, _ producer: @escaping Producer) {
         self.producer = producer
         self.sendsSerially = sendsSerially
+        self.stageRun = stageRun
     }
 
     deinit {
-        // Releasing the producer releases what it captured, often the upstream signal: a
-        // chain built by a loop releases recursively, so deep in it, continue on a fresh stack.
-        if !StackGuard.hasRoom() { StackGuard.onFreshStack { producer = nil } }
+        // Releasing the producer (and the stage run) releases what it captured, often the upstream
+        // signal: a chain built by a loop releases recursively, so deep in it, continue on a fresh stack.
+        if !StackGuard.hasRoom() {
+            StackGuard.onFreshStack {
+                producer = nil
+                stageRun = nil
+            }
+        }
     }
 
     /// Runs the subscribe closure for `subscriber` and returns the subscription's

@@ -86,10 +86,18 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
     /// `Signal { s in upstream.map(f).subscribe(next: { s.sendNext($0) }) }` applied 100,000
     /// times, or `map(f).take(until:)` 100,000 times, delivered with no check at all and
     /// overflowed the stack.)
+    ///
+    /// A relay that heads a run of fused operators (`StageRun`) stands for the run's stages: it
+    /// checks when one of its levels, `relayDepth - levels + 1 ... relayDepth`, is a multiple of
+    /// `relayStride`.
     @inlinable
     var checksStack: Bool {
-        upstreamSerializes ? relayDepth != 0 && relayDepth % StackGuard.relayStride == 0 : true
+        upstreamSerializes ? checksStackWhenFused : true
     }
+
+    /// `checksStack` once fused: whether one of the relay levels this subscriber stands for is a
+    /// nonzero multiple of `StackGuard.relayStride`. Computed once, at `init`.
+    @usableFromInline let checksStackWhenFused: Bool
 
     /// Creates a subscriber; every closure is optional.
     @inlinable
@@ -98,19 +106,24 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
         error: ((any Error) -> Void)? = nil,
         completed: (() -> Void)? = nil
     ) {
-        self.init(relayDepth: 0, next: next, error: error, completed: completed)
+        self.init(relayDepth: 0, levels: 0, next: next, error: error, completed: completed)
     }
 
-    /// Creates a subscriber `relayDepth` relays upstream of the nearest non-relay subscriber.
+    /// Creates a subscriber `relayDepth` relays upstream of the nearest non-relay subscriber,
+    /// standing for the `levels` relay levels up to there (1 for an operator's relay, a run's
+    /// length for a `StageRun`'s, 0 for a subscriber that is no relay).
     @inlinable
     init(
         relayDepth: UInt32,
+        levels: UInt32,
         next: ((Value) -> Void)?,
         error: ((any Error) -> Void)?,
         completed: (() -> Void)?
     ) {
         callbacks = Unmanaged.passRetained(EventCallbacks(next: next, error: error, completed: completed))
         self.relayDepth = relayDepth
+        let stride = StackGuard.relayStride
+        checksStackWhenFused = levels != 0 && relayDepth / stride != (relayDepth &- levels) / stride
         debugScope = RippleDebug.subscriptionCreated()
     }
 
@@ -119,7 +132,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
     @inlinable
     convenience init(serializing receiver: any SubscriberProtocol<Value>) {
         self.init(
-            relayDepth: 0,
+            relayDepth: 0, levels: 0,
             next: { receiver.sendNext($0) },
             error: { receiver.sendError($0) },
             completed: { receiver.sendCompleted() })

@@ -48,7 +48,7 @@ extension Subscriber {
         completed: (() -> Void)? = nil
     ) -> Subscriber<Value> {
         Subscriber(
-            relayDepth: downstream.relayDepth &+ 1,
+            relayDepth: downstream.relayDepth &+ 1, levels: 1,
             next: next,
             error: error ?? { downstream.sendError($0) },
             completed: completed ?? { downstream.sendCompleted() })

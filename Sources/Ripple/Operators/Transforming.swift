@@ -7,7 +7,7 @@ extension SignalProtocol {
     /// Errors and completion pass through; disposing disposes the upstream subscription.
     @inlinable
     public func map<U>(_ transform: @escaping (Value) -> U) -> Signal<U> {
-        lift { downstream in .relay(to: downstream, next: { downstream.sendNext(transform($0)) }) }
+        fuse { downstream in { downstream.sendNext(transform($0)) } }
     }
 
     /// Forwards only the values that satisfy `isIncluded` (RAC's `filter:`).
@@ -16,7 +16,7 @@ extension SignalProtocol {
     ///     filter: ---2---4-|  ({ $0 % 2 == 0 })
     @inlinable
     public func filter(_ isIncluded: @escaping (Value) -> Bool) -> Signal<Value> {
-        lift { downstream in .relay(to: downstream, next: { if isIncluded($0) { downstream.sendNext($0) } }) }
+        fuse { downstream in { if isIncluded($0) { downstream.sendNext($0) } } }
     }
 
     /// Transforms each value and drops the nils (RAC's `ignore:` + `map:`).
@@ -24,9 +24,7 @@ extension SignalProtocol {
     ///     Signal.from(["1", "x", "3"]).compactMap { Int($0) }   // 1, 3
     @inlinable
     public func compactMap<U>(_ transform: @escaping (Value) -> U?) -> Signal<U> {
-        lift { downstream in
-            .relay(to: downstream, next: { if let mapped = transform($0) { downstream.sendNext(mapped) } })
-        }
+        fuse { downstream in { if let mapped = transform($0) { downstream.sendNext(mapped) } } }
     }
 
     /// Sends each running accumulation; the seed itself is not sent (RAC's `scanWithStart:reduce:`).
@@ -35,12 +33,12 @@ extension SignalProtocol {
     ///     scan:   -1-3-6-|    (0, +)
     @inlinable
     public func scan<A>(_ initial: A, _ accumulate: @escaping (A, Value) -> A) -> Signal<A> {
-        lift { downstream in
+        fuse { downstream in
             let accumulator = StageState(initial)
-            return .relay(to: downstream, next: { value in
+            return { value in
                 accumulator.value = accumulate(accumulator.value, value)
                 downstream.sendNext(accumulator.value)
-            })
+            }
         }
     }
 

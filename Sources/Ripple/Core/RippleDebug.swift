@@ -38,7 +38,9 @@ public enum RippleDebug {
         @usableFromInline let count = Atomic<Int>(0)
 
         /// Creates a scope with nothing counted.
-        public init() {}
+        public init() {
+            scopesExist.store(true, ordering: .releasing)
+        }
 
         /// Subscriptions created in this scope and alive now.
         public var liveSubscriptions: Int { count.load(ordering: .relaxed) }
@@ -63,7 +65,10 @@ public enum RippleDebug {
     @inlinable
     static func subscriptionCreated() -> Scope? {
         liveSubscriptionCount.add(1, ordering: .relaxed)
-        let scope = currentScope
+        // Reading the task-local costs a call into the concurrency runtime per subscription: a
+        // process that never made a `Scope` skips it (a scope must exist before it is current;
+        // its creation happens before any task that has it current runs).
+        let scope = scopesExist.load(ordering: .acquiring) ? currentScope : nil
         scope?.count.add(1, ordering: .relaxed)
         return scope
     }
@@ -77,6 +82,10 @@ public enum RippleDebug {
 
 @usableFromInline
 let liveSubscriptionCount = Atomic<Int>(0)
+
+/// Set once the first `RippleDebug.Scope` is made: until then no subscription can belong to one.
+@usableFromInline
+let scopesExist = Atomic<Bool>(false)
 
 extension RippleDebug {
     /// The lock-discipline check (debug builds): stops with a message naming `what` if the

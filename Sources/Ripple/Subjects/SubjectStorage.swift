@@ -381,10 +381,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
             defer { _ = buffer.deinitialize() }
             if entry.isDisposed { return false }
             if terminal == nil { subscribers.append(entry) }
-            for index in 0..<count {
-                if entry.isDisposed { return false }
-                entry.deliverNext(buffer[index])
-            }
+            if !entry.deliverEach(buffer) { return false }
             if let terminal, !entry.isDisposed { endJoin(entry, with: terminal) }
             return false
         }
@@ -397,10 +394,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
         if entry.isDisposed { return }
         // Not ended when it subscribed: join now, so events accepted after it reach it.
         if terminal == nil { subscribers.append(entry) }
-        for value in replay {
-            if entry.isDisposed { return }
-            entry.deliverNext(value)
-        }
+        if !replay.withUnsafeBufferPointer({ entry.deliverEach($0) }) { return }
         if let terminal, !entry.isDisposed { endJoin(entry, with: terminal) }
     }
 

@@ -85,6 +85,28 @@ where History.Value == Value {
         }
     }
 
+    /// Delivers `values` in order (a late subscriber's replay; turn holder) while the
+    /// subscription lasts; false when it was disposed first.
+    ///
+    /// A closure subscription's `next` is looked up once for the whole replay, not per value:
+    /// only the turn holder — this thread, for the whole loop — releases it (`detach`; a dispose
+    /// from a callback leaves that to the holder's next look), and the loop holds a reference.
+    @inlinable
+    func deliverEach<C: Collection>(_ values: C) -> Bool where C.Element == Value {
+        if isClosure, let next {
+            for value in values {
+                if isDisposed { return false }
+                next(value)
+            }
+            return true
+        }
+        for value in values {
+            if isDisposed { return false }
+            deliverNext(value)
+        }
+        return true
+    }
+
     @inlinable
     func deliver(_ event: Event<Value>) {
         switch event {

@@ -112,6 +112,31 @@ import RippleTestSupport
         }
     }
 
+    /// A late subscriber whose subscription ends inside its replay (`take(3)` completes and
+    /// disposes it) gets nothing more — not the rest of the replay, not live values — and every
+    /// closure is released (a closure subscription's replay looks its closure up once).
+    @Test func aSubscriptionEndingInsideItsReplayGetsNothingMoreAndIsReleased() {
+        final class Owner {}
+        weak var weakOwner: Owner?
+        let replay = ReplaySubject<Int>(capacity: 100)
+        for value in 0..<100 { replay.sendNext(value) }
+        var seen: [Int] = []
+        var completions = 0
+        do {
+            let owner = Owner()
+            weakOwner = owner
+            replay.take(3).subscribe(next: { _ = owner; seen.append($0) }, completed: { completions += 1 })
+        }
+        replay.sendNext(100)
+        #expect(seen == [0, 1, 2])
+        #expect(completions == 1)
+        #expect(weakOwner == nil)
+        #expect(replay.storage.subscriberCount == 0)
+        var again: [Int] = []
+        replay.subscribeNext { again.append($0) }.dispose()
+        #expect(again == Array(1...100))
+    }
+
     /// A subscriber that joins from inside a replayed value's callback gets its own replay, whole
     /// and in order, after the outer replay (it is queued behind it), and live values after both.
     @Test func aSubscribeFromInsideAReplayGetsItsOwnWholeReplay() {

@@ -207,3 +207,92 @@ import RippleTestSupport
         while !sender.isFinished { usleep(100) }
     }
 }
+
+/// A subject's subscriptions hold its storage strongly (a weak reference cost a fifth of a
+/// subscribe + dispose); the subject breaks the cycle when it goes away. What that must keep:
+/// a subject that goes away still ends every subscription and frees everything, whatever the
+/// user still holds.
+@Suite(.leakChecked) struct SubjectGoesAwayTests {
+    final class Owner {}
+
+    @Test func aSubjectGoingAwayReleasesItsSubscriptionsClosuresAndItsStorage() {
+        weak var weakOwner: Owner?
+        weak var weakStorage: SubjectStorage<Int, NoHistory<Int>>?
+        var kept: (any Disposable)?
+        do {
+            let subject = Subject<Int>()
+            weakStorage = subject.storage
+            let owner = Owner()
+            weakOwner = owner
+            kept = subject.subscribe(next: { _ in _ = owner }, completed: { _ = owner })
+            subject.sendNext(1)
+        }
+        #expect(weakOwner == nil)  // ended and released although `kept` lives
+        #expect(weakStorage != nil)  // the subscription still holds the storage…
+        kept?.dispose()  // …and disposing it afterwards is harmless
+        kept = nil
+        #expect(weakStorage == nil)  // …until it goes
+    }
+
+    @Test func everyKindOfSubjectEndsAColdPipelineOnItWhenItGoesAway() {
+        var cleanups = 0
+        var kept: [any Disposable] = []
+        weak var weakReplayStorage: SubjectStorage<Int, ReplayHistory<Int>>?
+        do {
+            let subject = Subject<Int>()
+            let behavior = BehaviorSubject(0)
+            let replay = ReplaySubject<Int>(capacity: 3)
+            weakReplayStorage = replay.storage
+            replay.sendNext(1)
+            for source in [subject.asSignal(), behavior.asSignal(), replay.asSignal()] {
+                let pipeline = Signal<Int> { subscriber in
+                    let inner = source.subscribe(subscriber)
+                    return ActionDisposable { cleanups += 1; inner.dispose() }
+                }.map { $0 }
+                kept.append(pipeline.subscribeNext { _ in })
+            }
+        }
+        #expect(cleanups == 3)
+        kept.forEach { $0.dispose() }
+        #expect(cleanups == 3)
+        kept = []
+        #expect(weakReplayStorage == nil)
+    }
+
+    @Test func aSubjectsOwnedObservationsGoWithIt() {
+        weak var weakStorage: SubjectStorage<Int, LatestValue<Int>>?
+        let owner = Owner()
+        var seen: [Int] = []
+        do {
+            let subject = BehaviorSubject(1)
+            weakStorage = subject.storage
+            subject.observe(owner: owner) { _, value in seen.append(value) }
+            subject.sendNext(2)
+        }
+        #expect(seen == [1, 2])
+        #expect(weakStorage == nil)
+    }
+
+    /// A subject released from inside a callback of its own delivery (the last reference held
+    /// by a subscriber's closure): the end of its subscriptions waits for the delivery to finish.
+    @Test func aSubjectReleasedFromInsideItsOwnCallbackEndsItsSubscriptionsAfterTheDelivery() {
+        final class Holder { var subject: Subject<Int>? }
+        let holder = Holder()
+        var log: [String] = []
+        weak var weakStorage: SubjectStorage<Int, NoHistory<Int>>?
+        do {
+            let subject = Subject<Int>()
+            weakStorage = subject.storage
+            holder.subject = subject
+            subject.subscribe(next: { value in
+                log.append("first \(value)")
+                holder.subject = nil
+            })
+            subject.subscribe(next: { log.append("second \($0)") })
+        }
+        holder.subject?.sendNext(1)
+        #expect(log == ["first 1", "second 1"])
+        #expect(holder.subject == nil)
+        #expect(weakStorage == nil)
+    }
+}

@@ -25,8 +25,8 @@ public final class Signal<Value>: SignalProtocol {
     @usableFromInline @exclusivity(unchecked) var producer: Producer?
 
     /// Whether the producer sends to its passthrough one event at a time and never from inside
-    /// a callback it calls: true for the signals of synchronous operators (`lift`, whose
-    /// producer sends only from the upstream relay's callbacks) and of `from`, `just`,
+    /// a callback it calls: true for the signals of synchronous operators (`lift` and stage runs,
+    /// `Signal(stageRun:)`, whose producers send only from the upstream relay's callbacks) and of `from`, `just`,
     /// `empty` and `error` (one loop on the subscribing thread). A subscriber that library
     /// code hands to such a signal alone needs no delivery turn of its own (cold-path fusion:
     /// `subscribe(exclusively:)`, `Subscriber.upstreamSerializes`, <doc:DeliveryTurn>).

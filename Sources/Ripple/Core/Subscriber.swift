@@ -49,8 +49,10 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
     /// The `RippleDebug.Scope` this subscription counts in, if any.
     @usableFromInline let debugScope: RippleDebug.Scope?
 
-    /// How many operators' relays lie between this subscriber and the nearest subscriber that
-    /// is not a relay (0 for that one): a chain of `map`s delivers through one relay per level.
+    /// How many operator levels lie between this subscriber and the nearest subscriber that is
+    /// not a relay (0 for that one), this one's included: an operator's relay is one level, the
+    /// relay of a run of fused operators (`StageRun`) as many as the run has stages — a chain of
+    /// `map`s delivers through one relay per 8 levels.
     @usableFromInline let relayDepth: UInt32
     /// Set when the only sender is a signal that already delivers one event at a time (cold-path
     /// fusion, see <doc:DeliveryTurn>): then delivery takes no turn, and `dispose()` leaves the
@@ -109,8 +111,8 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
         self.init(relayDepth: 0, levels: 0, next: next, error: error, completed: completed)
     }
 
-    /// Creates a subscriber `relayDepth` relays upstream of the nearest non-relay subscriber,
-    /// standing for the `levels` relay levels up to there (1 for an operator's relay, a run's
+    /// Creates a subscriber `relayDepth` operator levels upstream of the nearest non-relay
+    /// subscriber, standing for the last `levels` of them (1 for an operator's relay, a run's
     /// length for a `StageRun`'s, 0 for a subscriber that is no relay).
     @inlinable
     init(

@@ -65,6 +65,9 @@ public final class CompoundDisposable: Disposable, Sendable {
         return kept
     }
 
+    /// How many children it holds now (none once disposed): for tests and diagnostics.
+    var childCount: Int { state.withLock { $0.children.count } }
+
     /// Removes `disposable` without disposing it (compared by identity).
     public func remove(_ disposable: any Disposable) {
         let removed: (any Disposable)? = state.withLock { state in

@@ -19,12 +19,15 @@ extension SignalProtocol {
     public func `catch`<Other: SignalProtocol>(_ handler: @escaping (any Error) -> Other) -> Signal<Value>
     where Other.Value == Value {
         Signal { downstream in
-            let replacement = SerialDisposable()
-            let source = self.subscribe(
+            // The source's subscription, and later the replacement's (at most one per
+            // subscription), join this one before their producers run (`subscribe(linking:)`):
+            // ending it while either sends synchronously stops that one at once.
+            self.subscribe(
+                linking: { downstream.disposable.add($0) },
                 next: { downstream.sendNext($0) },
-                error: { replacement.disposable = handler($0).subscribe(downstream) },
+                error: { handler($0).subscribe(downstream, linking: { downstream.disposable.add($0) }) },
                 completed: { downstream.sendCompleted() })
-            return CompoundDisposable([source, replacement])
+            return nil
         }
     }
 
@@ -46,7 +49,13 @@ extension SignalProtocol {
     public func retry(_ count: Int) -> Signal<Value> {
         precondition(count >= 0, "retry(_:) needs a count of zero or more, got \(count)")
         return Signal { downstream in
-            RetryDriver(source: self, retries: count, downstream: downstream).start()
+            // The driver joins this subscription before the first attempt runs, and links each
+            // attempt into its slot (`RetryDriver.current`) before that attempt's producer runs:
+            // ending this subscription while an attempt sends synchronously stops it at once.
+            let driver = RetryDriver(source: self, retries: count, downstream: downstream)
+            downstream.disposable.add(driver)
+            driver.start()
+            return nil
         }
     }
 
@@ -60,14 +69,17 @@ extension SignalProtocol {
     public func timeout(_ interval: Duration, on scheduler: any Scheduler) -> Signal<Value> where Value: Sendable {
         Signal { downstream in
             let forwarder = SerialForwarder(downstream)
-            let timer = scheduler.schedule(after: interval) {
+            // The timer, then the source's subscription, join this one before the source's
+            // producer runs (`subscribe(linking:)`): ending it stops a synchronous source at once.
+            downstream.disposable.add(scheduler.schedule(after: interval) {
                 forwarder.send(.error(TimeoutError(interval: interval)))
-            }
-            let source = self.subscribe(
+            })
+            self.subscribe(
+                linking: { downstream.disposable.add($0) },
                 next: { forwarder.send(.next($0)) },
                 error: { forwarder.send(.error($0)) },
                 completed: { forwarder.send(.completed) })
-            return CompoundDisposable([timer, source])
+            return nil
         }
     }
 }
@@ -103,10 +115,10 @@ final class RetryDriver<Source: SignalProtocol>: Disposable, @unchecked Sendable
         current.dispose()
     }
 
-    func start() -> RetryDriver {
+    /// Runs the first attempt (and the retries of those that fail during their own subscribe).
+    func start() {
         state.withLock { $0.mustRetry = true }
         loop()
-        return self
     }
 
     private func failed(_ error: any Error) {
@@ -133,7 +145,11 @@ final class RetryDriver<Source: SignalProtocol>: Disposable, @unchecked Sendable
                 return true
             }
             guard attempt else { return }
-            current.disposable = source.subscribe(
+            // The attempt takes the slot (disposing the ended one before it) before its producer
+            // runs (`subscribe(linking:)`): disposing the driver stops a synchronous attempt at once,
+            // and 100,000 attempts leave one subscription behind, not 100,000.
+            source.subscribe(
+                linking: { current.disposable = $0 },
                 next: { [downstream] in downstream.sendNext($0) },
                 error: { [self] in failed($0) },
                 completed: { [downstream] in downstream.sendCompleted() })

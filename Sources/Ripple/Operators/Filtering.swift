@@ -66,20 +66,26 @@ extension SignalProtocol {
     ///     trigger: -----x
     ///     result:  -1-2-|
     ///
-    /// An error from `trigger` is forwarded. Both subscriptions end with the result.
+    /// An error from `trigger` is forwarded. Both subscriptions end with the result — at once,
+    /// even while either is a synchronous source still sending from inside its subscribe.
     public func take<Trigger: SignalProtocol>(until trigger: Trigger) -> Signal<Value> {
         Signal { downstream in
             let forwarder = SerialForwarder(downstream)
-            let triggerSubscription = trigger.subscribe(
+            // Each subscription joins this one before its producer runs (`subscribe(linking:)`):
+            // the trigger firing from inside the source's loop (or the source ending the result
+            // from inside the trigger's) disposes the other, which then stops at once.
+            trigger.subscribe(
+                linking: { downstream.disposable.add($0) },
                 next: { _ in forwarder.send(.completed) },
                 error: { forwarder.send(.error($0)) },
                 completed: { forwarder.send(.completed) })
-            if downstream.isDisposed { return triggerSubscription }
-            let sourceSubscription = self.subscribe(
+            if downstream.isDisposed { return nil }
+            self.subscribe(
+                linking: { downstream.disposable.add($0) },
                 next: { forwarder.send(.next($0)) },
                 error: { forwarder.send(.error($0)) },
                 completed: { forwarder.send(.completed) })
-            return CompoundDisposable([triggerSubscription, sourceSubscription])
+            return nil
         }
     }
 

@@ -37,6 +37,60 @@ extension SignalProtocol {
     }
 }
 
+extension SignalProtocol {
+    /// Subscribes `subscriber` to `self` on behalf of an operator's subscription, and hands the
+    /// new subscription's disposable to `link`, which puts it where the operator's subscription
+    /// disposes it: the downstream passthrough's compound, or a slot the operator owns (a
+    /// `SerialDisposable` it reuses, a driver's compound).
+    ///
+    /// For a `Signal`, `link` receives the new subscription's compound *before* its producer
+    /// runs, as `lift` links its upstream (RAC's `didSubscribeWithDisposable:`). An operator that
+    /// subscribes inside its own subscribe closure — `subscribe(on:)`, `take(during:)`, `catch`,
+    /// `concatMap`, `take(until:)`, … — would otherwise get the inner subscription's disposable
+    /// only once the inner `subscribe` returned: a synchronous source behind it (`from` over a
+    /// huge range) that the operator's subscription ends while it runs — a dispose from a
+    /// callback or another thread, a downstream `take`, a trigger, a lifetime — would run on to
+    /// its end, calling the closures of the stages before the operator for nothing. Linked
+    /// first, the end disposes the inner subscription at once (down to the relay whose status
+    /// the source's loop checks), and the source stops within an element. When `link` disposes
+    /// the compound at once (the operator's subscription already ended), `self` is not
+    /// subscribed at all.
+    ///
+    /// For any other source (a subject, a conformer of the user's), `link` receives what
+    /// `subscribe` returned, as before: such a source runs no producer of Ripple's.
+    ///
+    /// Each call links one subscription: an operator that subscribes again and again (`concat`'s
+    /// inner signals, `retry`'s attempts) links into a slot that replaces, or removes, the
+    /// previous one, so the outer subscription does not collect ended children.
+    @inlinable
+    func subscribe(_ subscriber: any SubscriberProtocol<Value>, linking link: (any Disposable) -> Void) {
+        guard let signal = self as? Signal<Value> else { return link(subscribe(subscriber)) }
+        let subscription = CompoundDisposable()
+        link(subscription)
+        if subscription.isDisposed { return }
+        signal.subscribe(subscriber, into: subscription)
+    }
+
+    /// `subscribe(_:linking:)` for closures, subscribed as `subscribe(next:error:completed:)`
+    /// subscribes them from nonisolated code (`makeSubscription`: on a `Signal`, a `Subscriber`
+    /// only this subscription reaches, fused behind a signal that sends serially).
+    @inlinable
+    func subscribe(
+        linking link: (any Disposable) -> Void,
+        next: ((Value) -> Void)?,
+        error: ((any Error) -> Void)?,
+        completed: (() -> Void)?
+    ) {
+        guard let signal = self as? Signal<Value> else {
+            return link(makeSubscription(next: next, error: error, completed: completed))
+        }
+        let subscription = CompoundDisposable()
+        link(subscription)
+        if subscription.isDisposed { return }
+        signal.subscribe(exclusively: Subscriber(next: next, error: error, completed: completed), into: subscription)
+    }
+}
+
 extension Subscriber {
     /// An operator's upstream subscriber: `next` handles values; errors and completion are
     /// forwarded to `downstream` unless `error` or `completed` say otherwise.
@@ -181,17 +235,17 @@ protocol IndexedSourcesDriver<Value>: Sendable {
 }
 
 extension IndexedSourcesDriver {
-    /// Subscribes every source in order, tagging its events with its index; stops early if
-    /// `downstream` ended meanwhile. Returns the subscriptions.
-    func subscribe<U>(to sources: [any SignalProtocol<Value>], for downstream: PassthroughSubscriber<U>) -> CompoundDisposable {
-        let subscriptions = CompoundDisposable()
+    /// Subscribes every source in order, tagging its events with its index, each linked into
+    /// `downstream`'s subscription before it runs (`subscribe(linking:)`: a synchronous source
+    /// stops as soon as the result ends); stops early if `downstream` ended meanwhile.
+    func subscribe<U>(to sources: [any SignalProtocol<Value>], for downstream: PassthroughSubscriber<U>) {
         for (index, source) in sources.enumerated() {
             if downstream.isDisposed { break }
-            subscriptions.add(source.subscribe(
+            source.subscribe(
+                linking: { downstream.disposable.add($0) },
                 next: { self.next($0, at: index) },
                 error: { self.fail($0) },
-                completed: { self.completed(at: index) }))
+                completed: { self.completed(at: index) })
         }
-        return subscriptions
     }
 }

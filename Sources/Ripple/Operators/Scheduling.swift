@@ -7,16 +7,19 @@ extension SignalProtocol where Self: Sendable, Value: Sendable {
     /// synchronously) runs there (RAC's `subscribeOn:`).
     ///
     /// Disposing before the scheduled subscription starts means `self` is never subscribed;
-    /// disposing later disposes the upstream subscription.
+    /// disposing later disposes the upstream subscription — at once, even while a synchronous
+    /// `self` is still sending from inside its subscribe: the upstream subscription joins this
+    /// one before `self`'s producer runs, so the source's loop stops within an element.
     ///
     ///     work.subscribe(on: BackgroundScheduler()).subscribeNext { print($0) }
     public func subscribe(on scheduler: any Scheduler) -> Signal<Value> {
         Signal { subscriber in
-            let upstream = SerialDisposable()
-            let scheduled = scheduler.schedule {
-                upstream.disposable = self.subscribe(subscriber)
+            // The action runs once: it links the upstream subscription straight into this one,
+            // before `self`'s producer runs (`subscribe(_:linking:)`), and with a scheduler that
+            // runs it at once (`ImmediateScheduler`), before `schedule` returns.
+            scheduler.schedule {
+                self.subscribe(subscriber, linking: { subscriber.disposable.add($0) })
             }
-            return CompoundDisposable([scheduled, upstream])
         }
     }
 
@@ -52,11 +55,15 @@ extension SignalProtocol where Value: Sendable {
         precondition(bufferSize >= 1, "Ripple: deliver(on:bufferSize:) needs a bufferSize of at least 1, got \(bufferSize)")
         return Signal { downstream in
             let relay = DeliveryRelay(to: downstream, on: scheduler, bufferSize: bufferSize, overflow: overflow)
-            let upstream = self.subscribe(
+            // The relay, then the upstream subscription, join this one before the upstream's
+            // producer runs (`subscribe(linking:)`): ending it stops a synchronous source.
+            downstream.disposable.add(relay)
+            self.subscribe(
+                linking: { downstream.disposable.add($0) },
                 next: { relay.enqueue(.next($0)) },
                 error: { relay.enqueue(.error($0)) },
                 completed: { relay.enqueue(.completed) })
-            return CompoundDisposable([relay, upstream])
+            return nil
         }
     }
 }

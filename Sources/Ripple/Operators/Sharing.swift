@@ -49,7 +49,10 @@ public final class MulticastConnection<Value>: SignalProtocol {
             state.connection = connection
             return (connection, true)
         }
-        if isNew { connection.disposable = source.subscribe(subject) }
+        // The source's subscription takes the connection's slot before its producer runs
+        // (`subscribe(_:linking:)`): disposing the connection from a callback (or another thread)
+        // while a synchronous source sends stops it at once.
+        if isNew { source.subscribe(subject, linking: { connection.disposable = $0 }) }
         return connection
     }
 

@@ -35,7 +35,10 @@ extension SignalProtocol {
     public func onSubscribe(_ action: @escaping () -> Void) -> Signal<Value> {
         Signal { downstream in
             action()
-            return self.subscribe(downstream)
+            // Linked before the upstream's producer runs (`subscribe(_:linking:)`): ending this
+            // subscription while a synchronous upstream sends stops it at once.
+            self.subscribe(downstream, linking: { downstream.disposable.add($0) })
+            return nil
         }
     }
 
@@ -45,7 +48,14 @@ extension SignalProtocol {
     ///     request.onDispose { spinner.stop() }
     public func onDispose(_ action: @escaping () -> Void) -> Signal<Value> {
         Signal { downstream in
-            CompoundDisposable([self.subscribe(downstream), ActionDisposable(action)])
+            // The upstream subscription, then the action, join this subscription before the
+            // upstream's producer runs (`subscribe(_:linking:)`): ending it while a synchronous
+            // upstream sends stops that upstream at once and runs the action after it.
+            self.subscribe(downstream, linking: { upstream in
+                downstream.disposable.add(upstream)
+                downstream.disposable.add(ActionDisposable(action))
+            })
+            return nil
         }
     }
 }

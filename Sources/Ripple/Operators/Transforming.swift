@@ -133,7 +133,10 @@ extension SignalProtocol {
                 if downstream.isDisposed { return nil }
                 downstream.sendNext(value)
             }
-            return self.subscribe(downstream)
+            // Linked before the upstream's producer runs (`subscribe(_:linking:)`): ending this
+            // subscription while a synchronous upstream sends stops it at once.
+            self.subscribe(downstream, linking: { downstream.disposable.add($0) })
+            return nil
         }
     }
 }

@@ -121,6 +121,43 @@ import RippleTestSupport
         #expect(recorder.events == [.next(Self.depth), .completed])
     }
 
+    /// Operators that subscribe inside their own subscribe closure, 100,000 deep over a
+    /// synchronous source: each links its inner subscription into its own before subscribing, so
+    /// the chain of links reaches the source's relay before the source's loop starts, and a
+    /// dispose from inside the loop stops it (and disposes every level) at once.
+    @Test func aChainOf100kOperatorsThatSubscribeInsideTheirClosuresStopsASynchronousSourceAtDispose() {
+        let baseline = liveSubscriptionsInThisTest
+        do {
+            let handle = CompoundDisposable()
+            let pulled = Box(0)
+            // A lifetime per level: one lifetime observed 20,000 times removes each observation in
+            // O(n) when it is disposed (`Lifetime.observeEnded`), which is not what this measures.
+            var tokens: [Lifetime.Token] = []
+            var signal = Signal.from(0..<100).map { value in
+                if pulled.mutate({ count -> Int in count += 1; return count }) == 3 { handle.dispose() }
+                return value
+            }
+            for level in 0..<Self.depth {
+                switch level % 5 {
+                case 0: signal = signal.onDispose {}
+                case 1:
+                    let (lifetime, token) = Lifetime.make()
+                    tokens.append(token)
+                    signal = signal.take(during: lifetime)
+                case 2: signal = signal.onSubscribe {}
+                case 3: signal = signal.catch { _ in Signal<Int>.empty }
+                default: signal = signal.take(until: Signal<Int>.never)
+                }
+            }
+            let recorder = Recorder<Int>()
+            signal.subscribe(recorder, into: handle)
+            #expect(pulled.value == 3, "the source pulled \(pulled.value) elements, disposed at the third")
+            #expect(recorder.events == [.next(0), .next(1)])
+            withExtendedLifetime(tokens) {}
+        }
+        #expect(liveSubscriptionsInThisTest == baseline)
+    }
+
     @Test func aDeepChainRunsOnAThreadWithASmallStack() async {
         let result = Box<[Int]>([])
         await runOnThread(stackSize: 256 * 1024) {

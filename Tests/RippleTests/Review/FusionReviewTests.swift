@@ -73,9 +73,9 @@ private final class Counter: Sendable {
 }
 
 /// Whether a cold source stops once the pipeline it feeds has ended (the brief: `Signal.from` over
-/// a huge range must stop soon after the subscription ends). These show the behaviour before and
-/// after issue 19 alike: the compound that a stage's completion or disposal disposes does not
-/// yet hold the subscription upstream of it while a synchronous source runs.
+/// a huge range must stop soon after the subscription ends): the compound that a stage's
+/// completion or disposal disposes holds the subscription upstream of it before a synchronous
+/// source runs (`lift`, and every operator that subscribes inside its own subscribe closure).
 extension FusionReviewTests {
     @Test func takeStopsAColdSourceBehindAMap() {
         let counter = Counter()
@@ -127,17 +127,12 @@ extension FusionReviewTests {
         // Give the loop time to notice (it checks before every element), then look.
         usleep(500_000)
         let later = counter.pulled.load(ordering: .relaxed)
-        // Not fixed by linking in `lift`: `subscribe(on:)` hands its passthrough to the `map`'s
-        // signal, whose compound joins the `subscribe(on:)` subscription only once the source's
-        // loop has returned (see the review report: link a passthrough's compound in
-        // `Signal.subscribe` before the producer runs).
-        withKnownIssue("subscribe(on:) links the upstream compound only after a synchronous source returns") {
-            #expect(later - atDispose < 1_000, "the source pulled \(later - atDispose) more elements after dispose")
-        }
-        if !(later - atDispose < 1_000) {
-            _ = waitUntil(timeout: 120) { finished.load(ordering: .acquiring) }
-            usleep(200_000)  // the loop's frames let go of the subscription
-        }
+        // `subscribe(on:)` links the upstream subscription into its own before the `onCompleted`
+        // signal's producer runs (as `lift` does for `onCompleted` and `map`), so this dispose
+        // reaches the relay whose status the source's loop checks.
+        #expect(later - atDispose < 1_000, "the source pulled \(later - atDispose) more elements after dispose")
+        let ranToItsEnd = finished.load(ordering: .acquiring)
+        #expect(!ranToItsEnd, "the source ran to its end")
     }
 }
 

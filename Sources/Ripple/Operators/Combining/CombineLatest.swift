@@ -13,6 +13,7 @@ extension Signal {
         if signals.isEmpty { return .empty }
         return Signal<[Value]> { downstream in
             CombineLatestDriver<Value>(count: signals.count, downstream: downstream).subscribe(to: signals, for: downstream)
+            return nil
         }
     }
 }

@@ -12,12 +12,18 @@ extension SignalProtocol {
     /// subscribed in a loop, not recursively, so a million of them run in constant stack.
     public func concatMap<Inner: SignalProtocol>(_ transform: @escaping (Value) -> Inner) -> Signal<Inner.Value> {
         Signal { downstream in
+            // The driver joins this subscription before anything runs, then upstream's
+            // subscription before its producer runs (`subscribe(linking:)`); the driver links
+            // each inner subscription into its slot before that one runs. Ending this
+            // subscription while any of them sends synchronously stops it at once.
             let driver = ConcatDriver<Inner.Value>(downstream)
-            let outer = self.subscribe(
+            downstream.disposable.add(driver)
+            self.subscribe(
+                linking: { downstream.disposable.add($0) },
                 next: { driver.enqueue(transform($0).asSignal()) },
                 error: { driver.fail($0) },
                 completed: { driver.outerCompleted() })
-            return CompoundDisposable([outer, driver])
+            return nil
         }
     }
 
@@ -37,11 +43,15 @@ extension SignalProtocol {
     ///     then: -----x|
     public func then<Other: SignalProtocol>(_ other: Other) -> Signal<Other.Value> {
         Signal { downstream in
-            let second = SerialDisposable()
-            let first = self.subscribe(
+            // Each subscription (the second is made at most once) joins this one before its
+            // producer runs (`subscribe(linking:)`): ending this subscription while either sends
+            // synchronously stops it at once.
+            self.subscribe(
+                linking: { downstream.disposable.add($0) },
+                next: nil,
                 error: { downstream.sendError($0) },
-                completed: { second.disposable = other.subscribe(downstream) })
-            return CompoundDisposable([first, second])
+                completed: { other.subscribe(downstream, linking: { downstream.disposable.add($0) }) })
+            return nil
         }
     }
 }
@@ -147,7 +157,11 @@ final class ConcatDriver<Value>: Disposable, Sendable {
             }
             switch step {
             case .subscribe(let inner):
-                current.disposable = inner.subscribe(
+                // The inner subscription takes the slot (disposing the completed one before it)
+                // before its producer runs: disposing the driver stops a synchronous inner signal
+                // at once, and 100,000 inner signals leave one subscription behind.
+                inner.subscribe(
+                    linking: { current.disposable = $0 },
                     next: { [forwarder] in forwarder.send(.next($0)) },
                     error: { [self] in fail($0) },
                     completed: { [self] in innerCompleted() })

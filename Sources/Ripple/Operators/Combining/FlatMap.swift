@@ -12,13 +12,18 @@ extension SignalProtocol {
     /// run in constant stack, however many there are.
     public func flatMap<Inner: SignalProtocol>(_ transform: @escaping (Value) -> Inner) -> Signal<Inner.Value> {
         Signal { downstream in
+            // The driver's compound joins this subscription before anything runs; upstream's
+            // subscription joins it before its producer runs (`subscribe(linking:)`), as each
+            // inner subscription joins its slot there. Ending this subscription while any of them
+            // sends synchronously stops it at once.
             let merge = MergeDriver<Inner.Value>(downstream)
-            let outer = self.subscribe(
+            downstream.disposable.add(merge.inners)
+            self.subscribe(
+                linking: { merge.inners.add($0) },
                 next: { merge.add(transform($0)) },
                 error: { merge.fail($0) },
                 completed: { merge.outerCompleted() })
-            merge.inners.add(outer)
-            return merge.inners
+            return nil
         }
     }
 
@@ -74,9 +79,12 @@ final class MergeDriver<Value>: Sendable {
             return true
         }
         guard admitted else { return }
+        // The slot is in `inners` before the inner subscription, which it holds before the inner
+        // producer runs (`subscribe(linking:)`); the slot leaves `inners` when the inner completes.
         let slot = SerialDisposable()
         inners.add(slot)
-        slot.disposable = inner.subscribe(
+        inner.subscribe(
+            linking: { slot.disposable = $0 },
             next: { [forwarder] in forwarder.send(.next($0)) },
             error: { [self] in fail($0) },
             completed: { [self] in

@@ -19,12 +19,18 @@ extension SignalProtocol {
     ///     query.flatMapLatest { text in search(text) }   // a new query cancels the previous search
     public func flatMapLatest<Inner: SignalProtocol>(_ transform: @escaping (Value) -> Inner) -> Signal<Inner.Value> {
         Signal { downstream in
+            // The inner slot joins this subscription before anything runs, then upstream's
+            // subscription before its producer runs (`subscribe(linking:)`); each inner
+            // subscription takes the slot before its producer runs. Ending this subscription
+            // while any of them sends synchronously stops it at once.
             let driver = SwitchDriver<Inner.Value>(downstream)
-            let outer = self.subscribe(
+            downstream.disposable.add(driver.current)
+            self.subscribe(
+                linking: { downstream.disposable.add($0) },
                 next: { driver.switchTo(transform($0)) },
                 error: { driver.fail($0) },
                 completed: { driver.outerCompleted() })
-            return CompoundDisposable([outer, driver.current])
+            return nil
         }
     }
 }
@@ -58,7 +64,8 @@ final class SwitchDriver<Value>: Sendable {
         }
         guard let generation else { return }
         current.disposable = nil  // dispose the previous inner before subscribing the next
-        current.disposable = inner.subscribe(
+        inner.subscribe(
+            linking: { current.disposable = $0 },  // before a `Signal`'s producer runs
             next: { [self] value in
                 let isCurrent = state.withLock { state in
                     guard state.generation == generation, !state.finished else { return false }

@@ -12,6 +12,7 @@ extension Signal {
         if signals.isEmpty { return .empty }
         return Signal<[Value]> { downstream in
             ZipDriver<Value>(count: signals.count, downstream: downstream).subscribe(to: signals, for: downstream)
+            return nil
         }
     }
 }

@@ -37,12 +37,17 @@ extension SignalProtocol {
         precondition(timeSpan > .zero, "buffer(timeSpan:on:) needs a positive time span, got \(timeSpan)")
         return Signal { downstream in
             let driver = TimeBufferDriver<Value>(downstream)
-            let ticks = Signal<Int>.interval(timeSpan, on: scheduler).subscribeNext { _ in driver.flush() }
-            let source = self.subscribe(
+            // The ticks, then the source's subscription, join this one before their producers
+            // run (`subscribe(linking:)`): ending it while a synchronous source sends stops it at once.
+            Signal<Int>.interval(timeSpan, on: scheduler).subscribe(
+                linking: { downstream.disposable.add($0) },
+                next: { _ in driver.flush() }, error: nil, completed: nil)
+            self.subscribe(
+                linking: { downstream.disposable.add($0) },
                 next: { driver.append($0) },
                 error: { driver.finish(.error($0)) },
                 completed: { driver.finish(.completed) })
-            return CompoundDisposable([ticks, source])
+            return nil
         }
     }
 
@@ -56,7 +61,10 @@ extension SignalProtocol {
         Signal { downstream in
             let forwarder = SerialForwarder(downstream)
             let latest = Lock(UncheckedSendable<Value?>(nil))
-            let source = self.subscribe(
+            // Each subscription joins this one before its producer runs (`subscribe(linking:)`):
+            // ending it while either sends synchronously stops that one at once.
+            self.subscribe(
+                linking: { downstream.disposable.add($0) },
                 next: { value in
                     let replaced = latest.withLock { latest in
                         defer { latest.value = value }
@@ -66,14 +74,15 @@ extension SignalProtocol {
                 },
                 error: { forwarder.send(.error($0)) },
                 completed: { forwarder.send(.completed) })
-            let sampling = sampler.subscribe(
+            sampler.subscribe(
+                linking: { downstream.disposable.add($0) },
                 next: { _ in
                     latest.withLock { if let value = $0.value { forwarder.enqueue(.next(value)) } }
                     forwarder.drain()
                 },
                 error: { forwarder.send(.error($0)) },
                 completed: { forwarder.send(.completed) })
-            return CompoundDisposable([source, sampling])
+            return nil
         }
     }
 }

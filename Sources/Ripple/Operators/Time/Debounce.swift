@@ -14,11 +14,16 @@ extension SignalProtocol {
     public func debounce(_ interval: Duration, on scheduler: any Scheduler) -> Signal<Value> where Value: Sendable {
         Signal { downstream in
             let driver = DebounceDriver<Value>(interval: interval, scheduler: scheduler, downstream: downstream)
-            let source = self.subscribe(
+            // The driver's part joins this subscription before anything runs, then the source's
+            // subscription before its producer runs (`subscribe(linking:)`): ending this
+            // subscription while a synchronous source sends stops it at once.
+            downstream.disposable.add(driver.timer)
+            self.subscribe(
+                linking: { downstream.disposable.add($0) },
                 next: { driver.next($0) },
                 error: { driver.finish(.error($0)) },
                 completed: { driver.finish(.completed) })
-            return CompoundDisposable([source, driver.timer])
+            return nil
         }
     }
 }

@@ -10,11 +10,16 @@ extension SignalProtocol {
     public func delay(_ interval: Duration, on scheduler: any Scheduler) -> Signal<Value> where Value: Sendable {
         Signal { downstream in
             let driver = DelayDriver<Value>(downstream, interval: interval, scheduler: scheduler)
-            let source = self.subscribe(
+            // The driver's part joins this subscription before anything runs, then the source's
+            // subscription before its producer runs (`subscribe(linking:)`): ending this
+            // subscription while a synchronous source sends stops it at once.
+            downstream.disposable.add(driver)
+            self.subscribe(
+                linking: { downstream.disposable.add($0) },
                 next: { driver.hold(.next($0)) },
                 error: { driver.fail($0) },
                 completed: { driver.hold(.completed) })
-            return CompoundDisposable([source, driver])
+            return nil
         }
     }
 }

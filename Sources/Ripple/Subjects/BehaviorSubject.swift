@@ -14,11 +14,6 @@
 public final class BehaviorSubject<Value>: SignalProtocol, SubscriberProtocol, SerializingReceiver {
     @usableFromInline let storage: SubjectStorage<Value, LatestValue<Value>>
 
-    deinit {
-        // Its subscriptions hold the storage: end them, as the storage's end did (see `shutdown`).
-        storage.shutdown()
-    }
-
     /// Creates a behavior subject whose latest value is `value` until the first send.
     @inlinable
     public init(_ value: Value) {

@@ -35,17 +35,6 @@ final class OwnedObservations: Sendable {
         purgeDead()
     }
 
-    /// Forgets every observation (their subject went away and ended them), releasing them
-    /// outside the lock.
-    func removeAll() {
-        let all: [Entry] = entries.withLock { entries in
-            defer { entries = [] }
-            count.store(0, ordering: .relaxed)
-            return entries
-        }
-        _ = all
-    }
-
     @usableFromInline
     func purgeDead() {
         let (dead, removed): ([Entry], [Entry]) = entries.withLock { entries in

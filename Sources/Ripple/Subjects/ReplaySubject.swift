@@ -17,11 +17,6 @@
 public final class ReplaySubject<Value>: SignalProtocol, SubscriberProtocol, SerializingReceiver {
     @usableFromInline let storage: SubjectStorage<Value, ReplayHistory<Value>>
 
-    deinit {
-        // Its subscriptions hold the storage: end them, as the storage's end did (see `shutdown`).
-        storage.shutdown()
-    }
-
     /// The most values retained.
     public let capacity: Int
 

@@ -34,11 +34,6 @@
 public final class Subject<Value>: SignalProtocol, SubscriberProtocol, SerializingReceiver {
     @usableFromInline let storage: SubjectStorage<Value, NoHistory<Value>>
 
-    deinit {
-        // Its subscriptions hold the storage: end them, as the storage's end did (see `shutdown`).
-        storage.shutdown()
-    }
-
     /// Creates a subject with no subscribers.
     ///
     /// Inlinable, so the storage is made by code specialized for `Value`: its dispose path

@@ -40,8 +40,6 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
         /// `subscribe` for a subscriber that took the free turn: its replay is the first
         /// `count` values of `replayBuffer` (never queued: run at once by that subscriber).
         case subscribeFromBuffer(Entry, count: Int, terminal: Event<Value>?)
-        /// The subject went away: end every subscription (`shutdown`).
-        case shutdown
     }
 
     /// What `subscribe(entry:)` decided under the lock.
@@ -111,15 +109,6 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
 
     deinit {
         replayBuffer?.deallocate()  // empty between turns: nothing to deinitialize
-        // Every subscription in the list holds the storage, so the list is empty here unless
-        // `shutdown` never ran; end what is left all the same.
-        endAll()
-    }
-
-    /// Ends every subscription still in the list (turn holder, or `deinit`): the subject has
-    /// gone away, so nothing can send to them any more.
-    @usableFromInline
-    func endAll() {
         StackGuard.run {  // the subscriptions may hold deep chains
             let remaining = subscribers.removeAll()
             for entry in remaining {
@@ -132,20 +121,6 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
                 entry.detach()  // breaks cycles through closures that capture their own subscription
             }
         }
-    }
-
-    /// Called by each subject's `deinit`: ends every subscription, as the subject's storage
-    /// going away did when subscriptions held it weakly — they hold it strongly now (see
-    /// `SubjectSubscription.storage`), so the subject breaks the cycle. Goes through the turn
-    /// like any work (a thread delivering finishes first; from inside a callback of this
-    /// subject it is queued for the holder), then lets go of the `observe(owner:)` observations,
-    /// which hold subscriptions of this subject too.
-    @usableFromInline
-    func shutdown() {
-        let me = TurnIdentity.current
-        let arrival = state.withLock { state in arrive(.shutdown, me, in: &state) }
-        proceed(arrival, with: .shutdown, me)
-        owned.removeAll()
     }
 
     // MARK: Reading
@@ -398,9 +373,6 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
             return false
         case .subscribe(let entry, let replay, let terminal):
             join(entry, replay: replay, terminal: terminal)
-            return false
-        case .shutdown:
-            endAll()
             return false
         case .subscribeFromBuffer(let entry, let count, let terminal):
             let buffer = UnsafeMutableBufferPointer(start: replayBuffer, count: count)

@@ -4,8 +4,8 @@ import Testing
 @testable import Ripple
 import RippleTestSupport
 
-/// Review of 3344dd5 (subscriptions hold their subject's storage strongly): what a subscription
-/// the user still holds after its subject went away keeps alive.
+/// Review of 3344dd5 (subscriptions held their subject's storage strongly; reverted): what a
+/// subscription the user still holds after its subject went away must not keep alive.
 @Suite(.leakChecked) struct StrongStorageReviewTests {
     final class Payload {}
 

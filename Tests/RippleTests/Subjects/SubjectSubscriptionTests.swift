@@ -207,3 +207,90 @@ import RippleTestSupport
         while !sender.isFinished { usleep(100) }
     }
 }
+
+/// A subject that goes away ends every subscription and frees everything — its storage and
+/// history too — whatever the user still holds (subscriptions hold the storage weakly; holding
+/// it strongly was tried and reverted: `StrongStorageReviewTests`).
+@Suite(.leakChecked) struct SubjectGoesAwayTests {
+    final class Owner {}
+
+    @Test func aSubjectGoingAwayReleasesItsSubscriptionsClosuresAndItsStorage() {
+        weak var weakOwner: Owner?
+        weak var weakStorage: SubjectStorage<Int, NoHistory<Int>>?
+        var kept: (any Disposable)?
+        do {
+            let subject = Subject<Int>()
+            weakStorage = subject.storage
+            let owner = Owner()
+            weakOwner = owner
+            kept = subject.subscribe(next: { _ in _ = owner }, completed: { _ = owner })
+            subject.sendNext(1)
+        }
+        #expect(weakOwner == nil)  // ended and released although `kept` lives
+        #expect(weakStorage == nil)  // the subscription does not keep the storage
+        kept?.dispose()  // and disposing it afterwards is harmless
+        kept = nil
+    }
+
+    @Test func everyKindOfSubjectEndsAColdPipelineOnItWhenItGoesAway() {
+        var cleanups = 0
+        var kept: [any Disposable] = []
+        weak var weakReplayStorage: SubjectStorage<Int, ReplayHistory<Int>>?
+        do {
+            let subject = Subject<Int>()
+            let behavior = BehaviorSubject(0)
+            let replay = ReplaySubject<Int>(capacity: 3)
+            weakReplayStorage = replay.storage
+            replay.sendNext(1)
+            for source in [subject.asSignal(), behavior.asSignal(), replay.asSignal()] {
+                let pipeline = Signal<Int> { subscriber in
+                    let inner = source.subscribe(subscriber)
+                    return ActionDisposable { cleanups += 1; inner.dispose() }
+                }.map { $0 }
+                kept.append(pipeline.subscribeNext { _ in })
+            }
+        }
+        #expect(cleanups == 3)
+        kept.forEach { $0.dispose() }
+        #expect(cleanups == 3)
+        kept = []
+        #expect(weakReplayStorage == nil)
+    }
+
+    @Test func aSubjectsOwnedObservationsGoWithIt() {
+        weak var weakStorage: SubjectStorage<Int, LatestValue<Int>>?
+        let owner = Owner()
+        var seen: [Int] = []
+        do {
+            let subject = BehaviorSubject(1)
+            weakStorage = subject.storage
+            subject.observe(owner: owner) { _, value in seen.append(value) }
+            subject.sendNext(2)
+        }
+        #expect(seen == [1, 2])
+        #expect(weakStorage == nil)
+    }
+
+    /// A subject whose last reference a subscriber's closure drops during a delivery: the
+    /// delivery finishes (the sender holds the subject for the call), then the subject goes.
+    @Test func aSubjectReleasedFromInsideItsOwnCallbackGoesOnceTheDeliveryFinishes() {
+        final class Holder { var subject: Subject<Int>? }
+        let holder = Holder()
+        var log: [String] = []
+        weak var weakStorage: SubjectStorage<Int, NoHistory<Int>>?
+        do {
+            let subject = Subject<Int>()
+            weakStorage = subject.storage
+            holder.subject = subject
+            subject.subscribe(next: { value in
+                log.append("first \(value)")
+                holder.subject = nil
+            })
+            subject.subscribe(next: { log.append("second \($0)") })
+        }
+        holder.subject?.sendNext(1)
+        #expect(log == ["first 1", "second 1"])
+        #expect(holder.subject == nil)
+        #expect(weakStorage == nil)
+    }
+}

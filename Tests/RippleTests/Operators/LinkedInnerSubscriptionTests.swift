@@ -13,7 +13,7 @@ import RippleTestSupport
 /// huge range) then stops within an element of the subscription ending, however it ends.
 ///
 /// Each source counts the elements its `map` pulls; the subscription ends from inside that loop.
-@Suite(.leakChecked) struct LinkedInnerSubscriptionTests {
+@Suite(.leakChecked, .offThePool) struct LinkedInnerSubscriptionTests {
     /// Far more than any test lets through: a source that runs on to its end pulls all of them.
     static let sourceSize = 1_000_000
     /// The element whose `map` call ends the subscription (dispose mode).

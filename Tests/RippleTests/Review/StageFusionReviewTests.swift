@@ -5,7 +5,7 @@ import Testing
 import RippleTestSupport
 
 /// Review of stage fusion (`StageRun`): shapes `StageFusionTests` did not cover.
-@Suite(.leakChecked) struct StageFusionReviewTests {
+@Suite(.leakChecked, .offThePool) struct StageFusionReviewTests {
     static let depth = Workload.size(100_000)
 
     /// `scan`'s per-subscription state behind a subject sent to from four threads at once: the

@@ -15,25 +15,34 @@ extension SignalProtocol {
     @inlinable
     func lift<U>(_ makeUpstream: @escaping (PassthroughSubscriber<U>) -> Subscriber<Value>) -> Signal<U> {
         Signal(sendsSerially: true) { downstream in
-            let relay = makeUpstream(downstream)
-            guard let signal = self as? Signal<Value> else {
-                // Disposing the downstream disposes the relay even when `self` (a subject, or a
-                // conformer of the user's) keeps it: the stages fused behind the relay, and the
-                // user's closures at the end, go with its closures at once, as they did when
-                // each stage released its own.
-                downstream.disposable.add(relay)
-                return self.subscribe(relay)
-            }
-            // The upstream subscription joins the downstream one *before* its producer runs (RAC's
-            // `didSubscribeWithDisposable:`): a stage below that ends the subscription while a
-            // synchronous source runs — `take`'s completion, an error, a dispose from a callback —
-            // disposes the relay, whose status the source's loop checks, so the source stops at
-            // once instead of running on to its end (`from` over a huge range behind `take`).
-            let upstream = CompoundDisposable()
-            downstream.disposable.add(upstream)
-            signal.subscribe(exclusively: relay, into: upstream)
+            subscribe(relay: makeUpstream(downstream), for: downstream.disposable)
             return nil
         }
+    }
+
+    /// Subscribes an operator's `relay` to `self` for the downstream subscription `downstream`
+    /// (`lift`'s relays and a stage run's, `fuse`).
+    ///
+    /// On a `Signal`, the upstream subscription joins the downstream one *before* its producer
+    /// runs (RAC's `didSubscribeWithDisposable:`): a stage below that ends the subscription while
+    /// a synchronous source runs — `take`'s completion, an error, a dispose from a callback —
+    /// disposes the relay, whose status the source's loop checks, so the source stops at once
+    /// instead of running on to its end (`from` over a huge range behind `take`); and the relay
+    /// is subscribed exclusively, so it is fused behind a signal that sends serially.
+    ///
+    /// On any other source, disposing the downstream disposes the relay even when `self` (a
+    /// subject, or a conformer of the user's) keeps it: the stages fused behind the relay, and the
+    /// user's closures at the end, go with its closures at once.
+    @inlinable
+    func subscribe(relay: Subscriber<Value>, for downstream: CompoundDisposable) {
+        guard let signal = self as? Signal<Value> else {
+            downstream.add(relay)
+            downstream.add(subscribe(relay))
+            return
+        }
+        let upstream = CompoundDisposable()
+        downstream.add(upstream)
+        signal.subscribe(exclusively: relay, into: upstream)
     }
 }
 

@@ -113,8 +113,7 @@ extension SignalProtocol {
     /// through; disposing the result disposes the upstream subscription.
     @inlinable
     func fuse<U>(_ makeStage: @escaping (StageOutput<U>) -> (Value) -> Void) -> Signal<U> {
-        let source = self as? Signal<Value>
-        if let run = source?.stageRun, run.length < StageRun<U>.maxLength {
+        if let run = (self as? Signal<Value>)?.stageRun, run.length < StageRun<U>.maxLength {
             // Extend the run: the new stage goes after its last one.
             let attach = run.attach
             return Signal(stageRun: StageRun(length: run.length &+ 1) { next, end in
@@ -127,16 +126,7 @@ extension SignalProtocol {
                 relayDepth: end.relayDepth, levels: end.levels,
                 next: makeStage(StageOutput(next: next, subscription: end.subscription)),
                 error: end.error, completed: end.completed)
-            guard let source else {
-                // As in `lift`: disposing the downstream disposes the relay even when `self`
-                // keeps it, so the stages and the user's closures go at once.
-                end.subscription.add(relay)
-                end.subscription.add(self.subscribe(relay))
-                return
-            }
-            let upstream = CompoundDisposable()
-            end.subscription.add(upstream)
-            source.subscribe(exclusively: relay, into: upstream)
+            subscribe(relay: relay, for: end.subscription)
         })
     }
 }

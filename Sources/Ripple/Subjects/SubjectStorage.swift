@@ -394,7 +394,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
         if entry.isDisposed { return }
         // Not ended when it subscribed: join now, so events accepted after it reach it.
         if terminal == nil { subscribers.append(entry) }
-        if !replay.withUnsafeBufferPointer({ entry.deliverEach($0) }) { return }
+        if !entry.deliverEach(replay) { return }
         if let terminal, !entry.isDisposed { endJoin(entry, with: terminal) }
     }
 

@@ -145,6 +145,10 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
     /// The sequence of the last value this instance delivered (or decided it missed), for
     /// `resumingAfter:` in a later run; nil before the first. Inside a subscriber's callback for a
     /// live value it is that value's sequence.
+    ///
+    /// It moves *before* the value reaches the replay buffer and the subscribers, so a
+    /// subscriber added just as it moves may get that value live rather than replayed (once
+    /// either way). To know a value is in the buffer, watch for it with a subscriber.
     public var lastDeliveredSequence: Int64? {
         let sequence = delivered.load(ordering: .acquiring)
         return sequence < 0 ? nil : sequence

@@ -48,9 +48,12 @@ extension Database {
         @Test func aLateSubscriberAndANewInstanceReplayTheRetainedTailThenGoLive() async throws {
             let topic = TestDatabase.topic("late")
             let a = try await Running(try subject(topic, capacity: 5, of: Int.self))
+            // `lastDeliveredSequence` moves before the value reaches the buffer: wait for a subscriber.
+            let probe = Recorder<Int>()
+            probe.attach(a.feed)
             for i in 1...8 { try await a.feed.send(i) }
             let early = Recorder<Int>()
-            #expect(await eventually { a.feed.lastDeliveredSequence == 8 })
+            #expect(await eventually { probe.values.last == 8 })
             early.attach(a.feed)
             #expect(early.values == [4, 5, 6, 7, 8])
             let b = try subject(topic, capacity: 5, of: Int.self)
@@ -75,10 +78,12 @@ extension Database {
         @Test func valuesOlderThanMaxAgeOnTheDatabasesClockAreNotReplayed() async throws {
             let topic = TestDatabase.topic("age")
             let a = try await Running(try subject(topic, maxAge: .seconds(1.5)))
+            let probe = Recorder<String>()
+            probe.attach(a.feed)
             try await a.feed.send("old")
             try await Task.sleep(for: .seconds(2))
             try await a.feed.send("new")
-            #expect(await eventually { a.feed.lastDeliveredSequence == 2 })
+            #expect(await eventually { probe.values.last == "new" })
             let late = Recorder<String>()
             late.attach(a.feed)
             #expect(late.values == ["new"])

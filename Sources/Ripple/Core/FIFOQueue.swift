@@ -53,6 +53,29 @@ struct FIFOQueue<Element> {
         defer { storage = []; head = 0 }
         return storage
     }
+
+    /// Empties the queue into `batch` (which must be empty), handing back what it held, and
+    /// goes on in `batch`'s old storage — its capacity kept, unless above `limit` — so a
+    /// consumer that hands back each emptied batch reuses its buffers instead of allocating
+    /// one per batch. Elements before `head` come out as `nil`, as with `removeAll()`.
+    @inlinable
+    mutating func removeAll(into batch: inout ContiguousArray<Element?>, reusingUpTo limit: Int) {
+        precondition(batch.isEmpty, "FIFOQueue.removeAll(into:) needs an empty batch")
+        if batch.capacity > limit { batch = [] }  // an empty array: nothing to deinitialize
+        swap(&storage, &batch)
+        head = 0
+    }
+
+    /// Lets a queue with no storage (after `removeAll()`, or in a fresh queue) go on in
+    /// `spare`'s — an emptied batch, its capacity kept — so its next appends allocate nothing;
+    /// `spare` gets the queue's empty array. Does nothing if the queue has storage or `spare`
+    /// is not empty.
+    @inlinable
+    mutating func reuse(_ spare: inout ContiguousArray<Element?>) {
+        guard storage.capacity == 0, spare.isEmpty else { return }
+        swap(&storage, &spare)
+        head = 0
+    }
 }
 
 extension FIFOQueue: Sendable where Element: Sendable {}

@@ -290,24 +290,32 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
         return .schedule
     }
 
+    /// The largest emptied batch a drain keeps for the queue's next appends
+    /// (`FIFOQueue.removeAll(into:reusingUpTo:)`, `reuse`): one value at a time then allocates
+    /// no buffer, and an idle relay keeps at most this many empty slots.
+    @inlinable static var reusedBatchCapacity: Int { 64 }
+
     @inlinable
     func drain() {
         drainer.store(TurnIdentity.current, ordering: .releasing)
+        var batch: ContiguousArray<Event<Value>?> = []  // empty between batches, its capacity kept
         while true {
             var finished: (any Disposable)?
-            let taken: (ContiguousArray<Event<Value>?>, [TurnWaiter])? = state.withLock { state in
+            let waiters: [TurnWaiter]? = state.withLock { state in
                 if !state.isDisposed, !state.queue.isEmpty {
                     state.values = 0
                     defer { state.waiters = [] }
-                    return (state.queue.removeAll(), state.waiters)
+                    state.queue.removeAll(into: &batch, reusingUpTo: Self.reusedBatchCapacity)
+                    return state.waiters
                 }
                 drainer.store(0, ordering: .releasing)
                 finished = state.scheduled
                 state.scheduled = nil
+                if !state.isDisposed, batch.capacity <= Self.reusedBatchCapacity { state.queue.reuse(&batch) }
                 return nil
             }
-            guard let (batch, waiters) = taken else {
-                _ = finished  // released here, outside the lock
+            guard let waiters else {
+                _ = (finished, batch)  // released here, outside the lock (batch: an empty array)
                 return
             }
             for waiter in waiters { waiter.handOff() }  // there is room again
@@ -315,6 +323,7 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
                 if downstream.isDisposed { break }
                 downstream.send(event)
             }
+            batch.removeAll(keepingCapacity: true)  // the events are released here, outside the lock
         }
     }
 }

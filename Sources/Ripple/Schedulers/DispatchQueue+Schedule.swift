@@ -13,12 +13,8 @@ extension DispatchQueue {
         occupancy: QueueOccupancy? = nil,
         _ action: @escaping @Sendable () -> Void
     ) -> any Disposable {
-        let scheduled = ScheduledAction(action)
-        let work: @Sendable () -> Void = {
-            guard let action = scheduled.take() else { return }
-            guard let occupancy else { return Schedulers.run(as: scheduler, action) }
-            occupancy.run { Schedulers.run(as: scheduler, action) }
-        }
+        let scheduled = ScheduledAction(action, as: scheduler, occupancy: occupancy)
+        let work: @Sendable () -> Void = { scheduled.perform() }  // one capture: no context to allocate
         if let delay {
             asyncAfter(deadline: .now() + .nanoseconds(delay.clampedNanoseconds), execute: work)
         } else {

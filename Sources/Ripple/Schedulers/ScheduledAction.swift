@@ -9,27 +9,58 @@
 ///     work.dispose()      // the closure is released now
 ///     work.take()         // nil: nothing runs
 final class ScheduledAction: Disposable, Sendable {
-    private let action: Lock<(@Sendable () -> Void)?>
+    /// The action and how to run it, in a struct: a closure stored straight in the generic
+    /// `Mutex` is kept at its most general abstraction, so storing and taking it would each
+    /// allocate a reabstraction thunk (two allocations per scheduled action).
+    private struct Work: Sendable {
+        let action: @Sendable () -> Void
+        /// For `perform()`: the scheduler the action runs as, and its serial queue's occupancy.
+        let scheduler: (any Scheduler)?
+        let occupancy: QueueOccupancy?
+    }
 
+    private let work: Lock<Work?>
+
+    /// An action that its scheduler takes (`take()`) and runs itself.
     init(_ action: @escaping @Sendable () -> Void) {
-        self.action = Lock(action)
+        work = Lock(Work(action: action, scheduler: nil, occupancy: nil))
+    }
+
+    /// An action that `perform()` runs as `scheduler` (recording the running thread in
+    /// `occupancy`, if given). Keeping them here lets the closure a queue runs capture this
+    /// object alone, which needs no allocation of its own.
+    init(_ action: @escaping @Sendable () -> Void, as scheduler: any Scheduler, occupancy: QueueOccupancy?) {
+        work = Lock(Work(action: action, scheduler: scheduler, occupancy: occupancy))
     }
 
     /// True once the action was disposed or handed out to run.
     var isDisposed: Bool {
-        action.withLock { $0 == nil }
+        work.withLock { $0 == nil }
     }
 
     /// Hands out the action to run, once; nil if it was disposed or already taken.
     func take() -> (@Sendable () -> Void)? {
-        action.withLock { slot in
-            defer { slot = nil }
-            return slot
-        }
+        takeWork()?.action
+    }
+
+    /// Runs the action as the scheduler given to `init(_:as:occupancy:)`, unless it was
+    /// disposed or already taken.
+    func perform() {
+        guard let work = takeWork() else { return }
+        guard let scheduler = work.scheduler else { return work.action() }
+        guard let occupancy = work.occupancy else { return Schedulers.run(as: scheduler, work.action) }
+        occupancy.run { Schedulers.run(as: scheduler, work.action) }
     }
 
     func dispose() {
-        let dropped = take()  // released here, outside the lock
+        let dropped = takeWork()  // released here, outside the lock
         _ = dropped
+    }
+
+    private func takeWork() -> Work? {
+        work.withLock { slot in
+            defer { slot = nil }
+            return slot
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Ripple
 import RippleTestSupport
@@ -129,5 +130,46 @@ import RippleTestSupport
             d.dispose()
             if !returned { break }
         }
+    }
+
+    /// The drain hands its emptied batch back to the queue (one value at a time allocates no
+    /// buffer): single values each sent after the last arrived, bursts larger than the kept
+    /// capacity, and two threads at once all arrive once, in each sender's order.
+    @Test func deliverOnReusingItsBufferDeliversSingleValuesAndBurstsOnceInOrder() {
+        let recorder = CompletenessRecorder()
+        let arrived = Atomic<Int>(0)
+        var sink: (any SubscriberProtocol<Int> & Sendable)?
+        let d = Signal<Int> { subscriber in sink = subscriber; return nil }
+            .deliver(on: SerialQueueScheduler(label: "reuse"))
+            .subscribe(next: { recorder.next($0); arrived.add(1, ordering: .releasing) }, completed: { recorder.terminal() })
+        let upstream = sink!
+        let finished = finishes(within: Workload.timeLimit(60), "single values, bursts and two senders") {
+            for round in 0..<20 {
+                for i in 0..<10 {  // one at a time: each drain takes one value
+                    let value = round * 1_000_000 + i
+                    let before = arrived.load(ordering: .acquiring)
+                    upstream.sendNext(value)
+                    #expect(waitUntil { arrived.load(ordering: .acquiring) > before })
+                }
+                for i in 0..<500 { upstream.sendNext(round * 1_000_000 + 1_000 + i) }  // a burst: batches beyond 64
+                runConcurrently(threads: 2, timeout: 30) { thread in
+                    for i in 0..<200 { upstream.sendNext(-(thread * 100_000_000 + round * 1_000 + i) - 1) }
+                }
+            }
+            upstream.sendCompleted()
+        }
+        #expect(finished)
+        #expect(waitUntil { recorder.terminalCount > 0 }, "the completion never arrived")
+        var singlesAndBursts: [Int] = []  // this thread's values, in order
+        var threads: [[Int]] = [[], []]
+        for round in 0..<20 {
+            for i in 0..<10 { singlesAndBursts.append(round * 1_000_000 + i) }
+            for i in 0..<500 { singlesAndBursts.append(round * 1_000_000 + 1_000 + i) }
+            for thread in 0..<2 {
+                for i in 0..<200 { threads[thread].append(-(thread * 100_000_000 + round * 1_000 + i) - 1) }
+            }
+        }
+        recorder.expectComplete(sent: [singlesAndBursts] + threads, terminated: true)
+        d.dispose()
     }
 }

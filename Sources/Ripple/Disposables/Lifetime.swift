@@ -1,3 +1,5 @@
+import Synchronization
+
 /// When an owner's life ends (ReactiveSwift's `Lifetime`).
 ///
 /// `Lifetime.make()` returns a lifetime and its token; the lifetime ends when the token is
@@ -15,24 +17,24 @@
 public final class Lifetime: Sendable {
     /// Ends its lifetime when deinitialized.
     public final class Token: Sendable {
-        fileprivate let ended = CompoundDisposable()
+        fileprivate let observers = Observers()
 
         /// Ends the lifetime now (it also ends when the token is deinitialized).
-        public func end() { ended.dispose() }
+        public func end() { observers.end() }
 
-        deinit { ended.dispose() }
+        deinit { observers.end() }
     }
 
-    private let ended: CompoundDisposable
+    private let observers: Observers
 
-    private init(_ ended: CompoundDisposable) {
-        self.ended = ended
+    private init(_ observers: Observers) {
+        self.observers = observers
     }
 
     /// A new lifetime and the token that ends it.
     public static func make() -> (lifetime: Lifetime, token: Token) {
         let token = Token()
-        return (Lifetime(token.ended), token)
+        return (Lifetime(token.observers), token)
     }
 
     /// A lifetime that has already ended.
@@ -43,16 +45,78 @@ public final class Lifetime: Sendable {
     }()
 
     /// Whether the lifetime has ended.
-    public var hasEnded: Bool { ended.isDisposed }
+    public var hasEnded: Bool { observers.hasEnded }
 
     /// Runs `action` when the lifetime ends (at once if it has). Disposing the result
-    /// cancels the action.
+    /// cancels the action and releases it at once.
+    ///
+    /// Actions run in the order they were added, outside any lock, each once. Cancelling is
+    /// constant work however many observations the lifetime has (a long-lived owner whose
+    /// short-lived `take(during:)` subscriptions come and go).
+    ///
+    ///     let (lifetime, token) = Lifetime.make()
+    ///     lifetime.observeEnded { print("ended") }
+    ///     token.end()   // prints "ended"
     @discardableResult
     public func observeEnded(_ action: @escaping () -> Void) -> any Disposable {
         let observer = ActionDisposable(action)
-        if ended.add(observer) {
-            return ActionDisposable { [ended] in ended.remove(observer) }
+        guard let key = observers.add(observer) else {
+            observer.dispose()
+            return DisposedDisposable.shared
         }
-        return DisposedDisposable.shared
+        return ActionDisposable { [observers] in observers.remove(key) }
+    }
+}
+
+extension Lifetime {
+    /// The actions waiting for one lifetime's end, keyed by the order they were added.
+    ///
+    /// A `CompoundDisposable` would do but for `remove`, which searches its children and shifts
+    /// the rest: 200,000 observations cancelled oldest-first took minutes. A dictionary finds
+    /// each at once; the end sorts the keys once to keep the order of adding.
+    ///
+    /// Invariants (under `state`): `actions` is empty once `hasEnded`; keys are never reused.
+    fileprivate final class Observers: Sendable {
+        private struct State {
+            var actions: [UInt64: ActionDisposable] = [:]
+            var nextKey: UInt64 = 0
+            var hasEnded = false
+        }
+
+        private let state = Lock(State())
+        /// Mirrors `state.hasEnded` for lock-free reads; written under the lock.
+        private let ended = Atomic<Bool>(false)
+
+        var hasEnded: Bool { ended.load(ordering: .acquiring) }
+
+        /// Keeps `action` until the end; nil (and `action` not kept) if the lifetime has ended.
+        func add(_ action: ActionDisposable) -> UInt64? {
+            state.withLock { state in
+                if state.hasEnded { return nil }
+                defer { state.nextKey += 1 }
+                state.actions[state.nextKey] = action
+                return state.nextKey
+            }
+        }
+
+        /// Forgets the action added under `key`, releasing it outside the lock.
+        func remove(_ key: UInt64) {
+            let removed = state.withLock { $0.actions.removeValue(forKey: key) }
+            _ = removed
+        }
+
+        /// Ends the lifetime: runs every action kept, in the order added, once.
+        func end() {
+            // A token may be released deep in a chain: run the actions where there is stack.
+            guard StackGuard.hasRoom() else { return StackGuard.onFreshStack { end() } }
+            let actions: [UInt64: ActionDisposable] = state.withLock { state in
+                if state.hasEnded { return [:] }
+                state.hasEnded = true
+                ended.store(true, ordering: .releasing)
+                defer { state.actions = [:] }
+                return state.actions
+            }
+            for (_, action) in actions.sorted(by: { $0.key < $1.key }) { action.dispose() }
+        }
     }
 }

@@ -290,10 +290,10 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
         return .schedule
     }
 
-    /// The largest emptied batch a drain keeps for the queue's next appends
+    /// The largest emptied batch, in slots, a drain keeps for the queue's next appends
     /// (`FIFOQueue.removeAll(into:reusingUpTo:)`, `reuse`): one value at a time then allocates
-    /// no buffer, and an idle relay keeps at most this many empty slots.
-    @inlinable static var reusedBatchCapacity: Int { 64 }
+    /// no buffer, and an idle relay keeps at most 1 KiB of empty slots (64 for `Int` values).
+    @inlinable static var reusedBatchCapacity: Int { max(1, 1_024 / MemoryLayout<Event<Value>?>.stride) }
 
     @inlinable
     func drain() {
@@ -323,7 +323,8 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
                 if downstream.isDisposed { break }
                 downstream.send(event)
             }
-            batch.removeAll(keepingCapacity: true)  // the events are released here, outside the lock
+            // The events are released here, outside the lock; so is a buffer too large to keep.
+            batch.removeAll(keepingCapacity: batch.capacity <= Self.reusedBatchCapacity)
         }
     }
 }

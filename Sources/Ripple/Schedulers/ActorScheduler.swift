@@ -141,7 +141,7 @@ final class ActorJobQueue: Sendable {
     func schedule(
         as scheduler: any Scheduler, after delay: Duration?, _ action: @escaping @Sendable () -> Void
     ) -> any Disposable {
-        let scheduled = ScheduledAction { Schedulers.run(as: scheduler, action) }
+        let scheduled = ScheduledAction(action, as: scheduler, occupancy: nil)
         guard let delay else {
             enqueue(scheduled)
             return scheduled
@@ -175,7 +175,7 @@ final class ActorJobQueue: Sendable {
             }
             guard let batch else { return }
             for case let action? in batch {
-                action.take()?()  // nil when disposed before it ran
+                action.perform()  // nothing when disposed before it ran
             }
         }
     }

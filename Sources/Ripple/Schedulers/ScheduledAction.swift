@@ -3,7 +3,8 @@
 /// A plain cancellation flag would leave the closure — and everything it captured, often
 /// a subscriber — in the scheduler's queue until its due time came, or forever on a
 /// `TestScheduler` that is never advanced that far. Disposing clears the closure at once.
-/// The scheduler runs the action through `take()`, which hands it out at most once.
+/// The scheduler runs the action through `take()`, which hands it out at most once, or
+/// `perform()`, which runs it as the scheduler given at `init(_:as:occupancy:)`.
 ///
 ///     let work = ScheduledAction { print("tick") }
 ///     work.dispose()      // the closure is released now
@@ -38,13 +39,17 @@ final class ScheduledAction: Disposable, Sendable {
         work.withLock { $0 == nil }
     }
 
-    /// Hands out the action to run, once; nil if it was disposed or already taken.
+    /// Hands out the action to run, once; nil if it was disposed or already taken. Only for
+    /// an action made with `init(_:)` (the caller runs it as its scheduler itself).
     func take() -> (@Sendable () -> Void)? {
-        takeWork()?.action
+        let work = takeWork()
+        assert(work?.scheduler == nil, "a ScheduledAction made with a scheduler runs through perform()")
+        return work?.action
     }
 
-    /// Runs the action as the scheduler given to `init(_:as:occupancy:)`, unless it was
-    /// disposed or already taken.
+    /// Runs the action — as the scheduler given to `init(_:as:occupancy:)`, with the running
+    /// thread recorded in its occupancy; made with `init(_:)`, just the action — unless it
+    /// was disposed or already taken.
     func perform() {
         guard let work = takeWork() else { return }
         guard let scheduler = work.scheduler else { return work.action() }

@@ -123,6 +123,47 @@ import RippleTestSupport
     }
 }
 
+/// `Lifetime.observeEnded` at scale: cancelling an observation is bounded work.
+@Suite(.leakChecked, .offThePool) struct LifetimeObservationTests {
+    /// 200,000 observations of one lifetime, cancelled oldest-first (a long-lived owner whose
+    /// short-lived `take(during:)` subscriptions come and go): each cancel finds its observation
+    /// at once, rather than searching and shifting the ones after it (quadratic: minutes).
+    @Test func cancellingObservationsOldestFirstIsBoundedWorkAndTheRestRunInOrderAtTheEnd() {
+        let count = Workload.size(200_000)
+        let (lifetime, token) = Lifetime.make()
+        let ran = Box<[Int]>([])
+        let released = Box(0)
+        let cancelled = finishes(within: Workload.timeLimit(10), "cancelling \(count) observations oldest-first") {
+            let observations = (0..<count).map { index in
+                let witness = DeinitAction { released.mutate { $0 += 1 } }
+                return lifetime.observeEnded { withExtendedLifetime(witness) { ran.mutate { $0.append(index) } } }
+            }
+            for observation in observations.dropLast(3) { observation.dispose() }
+        }
+        #expect(cancelled)
+        #expect(released.value == count - 3, "a cancelled observation's action is released at once")
+        token.end()
+        #expect(ran.value == [count - 3, count - 2, count - 1])
+        #expect(released.value == count)
+        var late = false
+        lifetime.observeEnded { late = true }
+        #expect(late && lifetime.hasEnded)
+    }
+
+    @Test func cancellingAnObservationTwiceOrAfterTheEndDoesNothing() {
+        let (lifetime, token) = Lifetime.make()
+        var runs = 0
+        let first = lifetime.observeEnded { runs += 1 }
+        let second = lifetime.observeEnded { runs += 10 }
+        first.dispose()
+        first.dispose()
+        token.end()
+        second.dispose()
+        token.end()
+        #expect(runs == 10)
+    }
+}
+
 @Suite(.leakChecked, .offThePool) struct DisposableConcurrencyTests {
     @Test func eachDisposableRunsItsActionOnceWhenEightThreadsDisposeAtOnce() {
         for _ in 0..<200 {

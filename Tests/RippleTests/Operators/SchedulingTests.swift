@@ -133,28 +133,30 @@ import RippleTestSupport
     }
 
     /// The drain hands its emptied batch back to the queue (one value at a time allocates no
-    /// buffer): single values each sent after the last arrived, bursts larger than the kept
-    /// capacity, and two threads at once all arrive once, in each sender's order.
-    @Test func deliverOnReusingItsBufferDeliversSingleValuesAndBurstsOnceInOrder() {
+    /// buffer): single values each sent once everything before arrived, bursts, and two threads
+    /// at once all arrive once, in each sender's order, on every kind of scheduler.
+    @Test(arguments: 0..<3)
+    func deliverOnReusingItsBufferDeliversSingleValuesAndBurstsOnceInOrder(schedulerIndex: Int) {
         let recorder = CompletenessRecorder()
         let arrived = Atomic<Int>(0)
         var sink: (any SubscriberProtocol<Int> & Sendable)?
         let d = Signal<Int> { subscriber in sink = subscriber; return nil }
-            .deliver(on: SerialQueueScheduler(label: "reuse"))
+            .deliver(on: Self.schedulers[schedulerIndex]())
             .subscribe(next: { recorder.next($0); arrived.add(1, ordering: .releasing) }, completed: { recorder.terminal() })
         let upstream = sink!
         let finished = finishes(within: Workload.timeLimit(60), "single values, bursts and two senders") {
+            var sent = 0
             for round in 0..<20 {
-                for i in 0..<10 {  // one at a time: each drain takes one value
-                    let value = round * 1_000_000 + i
-                    let before = arrived.load(ordering: .acquiring)
-                    upstream.sendNext(value)
-                    #expect(waitUntil { arrived.load(ordering: .acquiring) > before })
+                for i in 0..<10 {  // one at a time: everything sent before has arrived
+                    #expect(waitUntil { arrived.load(ordering: .acquiring) == sent })
+                    upstream.sendNext(round * 1_000_000 + i)
+                    sent += 1
                 }
-                for i in 0..<500 { upstream.sendNext(round * 1_000_000 + 1_000 + i) }  // a burst: batches beyond 64
+                for i in 0..<500 { upstream.sendNext(round * 1_000_000 + 1_000 + i) }
                 runConcurrently(threads: 2, timeout: 30) { thread in
                     for i in 0..<200 { upstream.sendNext(-(thread * 100_000_000 + round * 1_000 + i) - 1) }
                 }
+                sent += 900
             }
             upstream.sendCompleted()
         }
@@ -171,5 +173,44 @@ import RippleTestSupport
         }
         recorder.expectComplete(sent: [singlesAndBursts] + threads, terminated: true)
         d.dispose()
+    }
+
+    /// What the relay keeps between drains: after one value the buffer it drained (no
+    /// allocation for the next), after a burst of 500 at most `reusedBatchCapacity` slots,
+    /// after dispose nothing.
+    @Test func deliverOnKeepsOneSmallBufferBetweenDrainsAndNothingAfterDispose() {
+        let scheduler = TestScheduler()
+        let recorder = Recorder<Int>()
+        let relayBox = Box<DeliveryRelay<Int>?>(nil)
+        let d = Signal<Int> { downstream in
+            let relay = DeliveryRelay(to: downstream, on: scheduler, bufferSize: 1_024, overflow: .wait)
+            downstream.disposable.add(relay)
+            relayBox.value = relay
+            return nil
+        }.subscribe(recorder)
+        let relay = relayBox.value!
+        let limit = DeliveryRelay<Int>.reusedBatchCapacity
+        func keptCapacity() -> Int { relay.state.withLock { $0.queue.storage.capacity } }
+
+        relay.enqueue(.next(1))
+        scheduler.run()
+        #expect(recorder.values == [1])
+        let kept = keptCapacity()
+        #expect(kept >= 1 && kept <= limit, "the drained buffer waits for the next value")
+        relay.enqueue(.next(2))
+        #expect(keptCapacity() == kept, "the next value goes into it")
+        scheduler.run()
+
+        for i in 0..<500 { relay.enqueue(.next(i)) }
+        scheduler.run()
+        #expect(recorder.values.count == 502)
+        #expect(keptCapacity() <= limit, "a burst's large buffer is not kept")
+
+        relay.enqueue(.next(3))
+        d.dispose()
+        #expect(keptCapacity() == 0)
+        scheduler.run()
+        #expect(recorder.values.count == 502)
+        relayBox.value = nil
     }
 }

@@ -130,8 +130,7 @@ import RippleTestSupport
         do {
             let handle = CompoundDisposable()
             let pulled = Box(0)
-            // A lifetime per level: one lifetime observed 20,000 times removes each observation in
-            // O(n) when it is disposed (`Lifetime.observeEnded`), which is not what this measures.
+            // A lifetime per level, as separate owners would have.
             var tokens: [Lifetime.Token] = []
             var signal = Signal.from(0..<100).map { value in
                 if pulled.mutate({ count -> Int in count += 1; return count }) == 3 { handle.dispose() }

@@ -38,9 +38,13 @@ public enum System {
     public static let openCombine = "OpenCombine"
     public static let notificationCenter = "NotificationCenter"
     public static let floor = "floor"
+    /// A reference, not a peer: the cold pipeline's stages as plain closures composed at run time
+    /// (what any library whose operators return one signal type composes), without Ripple's
+    /// subscription, disposal checks or serialization.
+    public static let closureChain = "closure-chain"
     public static let peers: Set<String> = [openCombine, notificationCenter]
     /// The order systems appear in within a workload.
-    public static let order = [ripple, openCombine, notificationCenter, floor]
+    public static let order = [ripple, openCombine, notificationCenter, closureChain, floor]
 }
 
 /// Every workload of the suite, each beside its peers and the floor, in table order.

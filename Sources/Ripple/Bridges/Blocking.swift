@@ -20,9 +20,12 @@ extension SignalProtocol {
     /// Blocks until the first value and returns it (RAC's `first`); nil if the signal ends
     /// without a value, fails, or `timeout` passes first. The subscription is then disposed.
     ///
+    /// It subscribes through `take(1)`, so a synchronous source stops right after its first
+    /// value instead of running to its end before `first` looks at what arrived.
+    ///
     ///     let config = configSignal.first(timeout: .seconds(1))
     public func first(timeout: Duration) -> Value? {
-        blockingOutcome(timeout: timeout, stopAtFirstValue: true)?.value
+        take(1).blockingOutcome(timeout: timeout, stopAtFirstValue: true)?.value
     }
 
     /// Subscribes, waits for the first decisive event (or the timeout, giving nil), disposes.

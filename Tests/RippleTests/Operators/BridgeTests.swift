@@ -119,4 +119,19 @@ import RippleTestSupport
         #expect(Signal<Int>.empty.first(timeout: .seconds(1)) == nil)
         #expect(Signal<Int>.error(TestError()).first(timeout: .seconds(1)) == nil)
     }
+
+    /// `first` over a synchronous source stops it after the first value, as `take(1)` does,
+    /// rather than running it to its end before looking at what arrived.
+    @Test func firstStopsASynchronousSourceAfterItsFirstValue() {
+        let pulled = Box(0)
+        let value = Box<Int?>(nil)
+        let returned = finishes(within: Workload.timeLimit(10), "first over a billion-element source") {
+            value.value = Signal.from(0..<1_000_000_000)
+                .map { element in pulled.mutate { $0 += 1 }; return element + 1 }
+                .first(timeout: .seconds(5))
+        }
+        #expect(returned)
+        #expect(value.value == 1)
+        #expect(pulled.value == 1)
+    }
 }

@@ -5,6 +5,8 @@ import PackageDescription
 //
 // - RippleWorkloads: every workload of the suite, for every system (Ripple, OpenCombine,
 //   NotificationCenter, the floor), as code that performs a given number of operations.
+// - ClosureChain: the cold pipeline's `closure-chain` reference, in a module of its own so the
+//   compiler cannot merge its closures with the Ripple workload's identical ones.
 // - RippleBenchmarks: the suite on ordo-one's package-benchmark (`swift package benchmark`):
 //   wall-clock percentiles, malloc counts (its malloc interposer), peak memory.
 // - ripple-probe: one workload, Ripple only, a fixed number of operations, untimed: what the
@@ -20,10 +22,12 @@ let package = Package(
     ],
     targets: [
         .target(name: "CHeapBytes", path: "Sources/CHeapBytes"),
+        .target(name: "ClosureChain", path: "Sources/ClosureChain"),
         .target(
             name: "RippleWorkloads",
             dependencies: [
                 "CHeapBytes",
+                "ClosureChain",
                 .product(name: "Ripple", package: "Ripple"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "OpenCombineDispatch", package: "OpenCombine"),

@@ -1,3 +1,4 @@
+import ClosureChain
 import Dispatch
 import Foundation
 import OpenCombine
@@ -170,9 +171,7 @@ enum ColdPipeline {
         (System.closureChain, { count in
             let accumulator = Accumulator()
             return Iteration(operations: count) {
-                let head = ClosureChain.map({ $0 &* 3 }, ClosureChain.filter({ $0 % 2 == 0 },
-                    ClosureChain.scan(0, &+, { accumulator.total &+= $0 })))
-                for value in 0..<count { head(value) }
+                ClosureChain.runColdPipeline(0..<count) { accumulator.total &+= $0 }
             }
         }),
         (System.floor, { count in
@@ -189,27 +188,6 @@ enum ColdPipeline {
             }
         }),
     ]
-}
-
-/// The cold pipeline's stages as closures composed at run time: each stage maker is generic and
-/// out of line, as an operator returning one signal type is, so a stage calls the user's
-/// closure and the next stage's through their contexts and cannot be inlined into the loop.
-enum ClosureChain {
-    @inline(never)
-    static func map<T, U>(_ transform: @escaping (T) -> U, _ next: @escaping (U) -> Void) -> (T) -> Void {
-        { next(transform($0)) }
-    }
-
-    @inline(never)
-    static func filter<T>(_ isIncluded: @escaping (T) -> Bool, _ next: @escaping (T) -> Void) -> (T) -> Void {
-        { if isIncluded($0) { next($0) } }
-    }
-
-    @inline(never)
-    static func scan<T, U>(_ initial: U, _ combine: @escaping (U, T) -> U, _ next: @escaping (U) -> Void) -> (T) -> Void {
-        var accumulated = initial
-        return { accumulated = combine(accumulated, $0); next(accumulated) }
-    }
 }
 
 // MARK: subscribe-dispose-L

@@ -48,11 +48,13 @@ public final class Lifetime: Sendable {
     public var hasEnded: Bool { observers.hasEnded }
 
     /// Runs `action` when the lifetime ends (at once if it has). Disposing the result
-    /// cancels the action and releases it at once.
+    /// before the action starts cancels it and releases it at once.
     ///
-    /// Actions run in the order they were added, outside any lock, each once. Cancelling is
-    /// constant work however many observations the lifetime has (a long-lived owner whose
-    /// short-lived `take(during:)` subscriptions come and go).
+    /// The actions added before the end run in the order they were added, outside any lock,
+    /// each once; one disposed by an earlier action while the end runs does not run. An action
+    /// added once the end has begun runs at once, in the caller. Cancelling is constant work
+    /// however many observations the lifetime has (a long-lived owner whose short-lived
+    /// `take(during:)` subscriptions come and go).
     ///
     ///     let (lifetime, token) = Lifetime.make()
     ///     lifetime.observeEnded { print("ended") }
@@ -72,10 +74,13 @@ extension Lifetime {
     /// The actions waiting for one lifetime's end, keyed by the order they were added.
     ///
     /// A `CompoundDisposable` would do but for `remove`, which searches its children and shifts
-    /// the rest: 200,000 observations cancelled oldest-first took minutes. A dictionary finds
-    /// each at once; the end sorts the keys once to keep the order of adding.
+    /// the rest: 40,000 observations cancelled oldest-first took 107 s in a debug build, and
+    /// 200,000 would take hours. A dictionary finds each at once; the end sorts the keys once
+    /// to keep the order of adding, then takes each action out just before running it, so one
+    /// cancelled meanwhile (by an earlier action) does not run.
     ///
-    /// Invariants (under `state`): `actions` is empty once `hasEnded`; keys are never reused.
+    /// Invariants (under `state`): keys are never reused; once `hasEnded`, nothing is added
+    /// and the end takes every action out, each once.
     fileprivate final class Observers: Sendable {
         private struct State {
             var actions: [UInt64: ActionDisposable] = [:]
@@ -109,14 +114,17 @@ extension Lifetime {
         func end() {
             // A token may be released deep in a chain: run the actions where there is stack.
             guard StackGuard.hasRoom() else { return StackGuard.onFreshStack { end() } }
-            let actions: [UInt64: ActionDisposable] = state.withLock { state in
-                if state.hasEnded { return [:] }
+            let keys: [UInt64]? = state.withLock { state in
+                if state.hasEnded { return nil }
                 state.hasEnded = true
                 ended.store(true, ordering: .releasing)
-                defer { state.actions = [:] }
-                return state.actions
+                return Array(state.actions.keys)
             }
-            for (_, action) in actions.sorted(by: { $0.key < $1.key }) { action.dispose() }
+            guard let keys else { return }
+            for key in keys.sorted() {
+                let action = state.withLock { $0.actions.removeValue(forKey: key) }
+                action?.dispose()  // nil: cancelled meanwhile
+            }
         }
     }
 }

@@ -292,7 +292,8 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
 
     /// The largest emptied batch, in slots, a drain keeps for the queue's next appends
     /// (`FIFOQueue.removeAll(into:reusingUpTo:)`, `reuse`): one value at a time then allocates
-    /// no buffer, and an idle relay keeps at most 1 KiB of empty slots (64 for `Int` values).
+    /// no buffer, and an idle relay keeps at most 1 KiB of empty slots (64 for `Int` values;
+    /// one slot when a slot alone is larger).
     @inlinable static var reusedBatchCapacity: Int { max(1, 1_024 / MemoryLayout<Event<Value>?>.stride) }
 
     @inlinable

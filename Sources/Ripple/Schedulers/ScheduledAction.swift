@@ -43,7 +43,7 @@ final class ScheduledAction: Disposable, Sendable {
     /// an action made with `init(_:)` (the caller runs it as its scheduler itself).
     func take() -> (@Sendable () -> Void)? {
         let work = takeWork()
-        assert(work?.scheduler == nil, "a ScheduledAction made with a scheduler runs through perform()")
+        precondition(work?.scheduler == nil, "Ripple: a ScheduledAction made with a scheduler runs through perform()")
         return work?.action
     }
 

@@ -138,16 +138,58 @@ import RippleTestSupport
                 let witness = DeinitAction { released.mutate { $0 += 1 } }
                 return lifetime.observeEnded { withExtendedLifetime(witness) { ran.mutate { $0.append(index) } } }
             }
-            for observation in observations.dropLast(3) { observation.dispose() }
+            // Cancelled oldest-first: all but every 1,000th and the last 1,000.
+            for (index, observation) in observations.enumerated() where index % 1_000 != 0 && index < count - 1_000 {
+                observation.dispose()
+            }
         }
         #expect(cancelled)
-        #expect(released.value == count - 3, "a cancelled observation's action is released at once")
+        let kept = (0..<count).filter { $0 % 1_000 == 0 || $0 >= count - 1_000 }
+        #expect(released.value == count - kept.count, "a cancelled observation's action is released at once")
         token.end()
-        #expect(ran.value == [count - 3, count - 2, count - 1])
+        #expect(ran.value == kept, "the rest run once each, in the order added")
         #expect(released.value == count)
         var late = false
         lifetime.observeEnded { late = true }
         #expect(late && lifetime.hasEnded)
+    }
+
+    @Test func anActionCancellingALaterOneDuringTheEndStopsItAndOneAddedDuringTheEndRunsAtOnce() {
+        let (lifetime, token) = Lifetime.make()
+        let log = Box<[String]>([])
+        let later = Box<(any Disposable)?>(nil)
+        lifetime.observeEnded {
+            log.mutate { $0.append("first") }
+            later.value?.dispose()
+            lifetime.observeEnded { log.mutate { $0.append("added during the end") } }
+        }
+        later.value = lifetime.observeEnded { log.mutate { $0.append("cancelled by the first") } }
+        lifetime.observeEnded { log.mutate { $0.append("last") } }
+        token.end()
+        #expect(log.value == ["first", "added during the end", "last"])
+    }
+
+    /// An observation added from another thread while the lifetime ends runs exactly once: in
+    /// the end's batch if it came first, else at once in its caller; one cancelled right after
+    /// it was added runs at most once (if the end took it, or it came after the end).
+    @Test func observationsRacingTheEndRunExactlyOnceAndCancelledOnesAtMostOnce() {
+        for _ in 0..<200 {
+            let (lifetime, token) = Lifetime.make()
+            let runs = Box<[Int: Int]>([:])
+            let cancelledRuns = Box<[Int: Int]>([:])
+            runConcurrently(threads: 2) { thread in
+                if thread == 0 {
+                    token.end()
+                    return
+                }
+                for index in 0..<64 {
+                    lifetime.observeEnded { runs.mutate { $0[index, default: 0] += 1 } }
+                    lifetime.observeEnded { cancelledRuns.mutate { $0[index, default: 0] += 1 } }.dispose()
+                }
+            }
+            #expect(runs.value.count == 64 && runs.value.values.allSatisfy { $0 == 1 })
+            #expect(cancelledRuns.value.values.allSatisfy { $0 == 1 })
+        }
     }
 
     @Test func cancellingAnObservationTwiceOrAfterTheEndDoesNothing() {

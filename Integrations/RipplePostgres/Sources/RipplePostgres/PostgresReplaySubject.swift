@@ -147,9 +147,9 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
     /// live value it is that value's sequence.
     ///
     /// It moves *before* the value reaches the replay buffer and the subscribers, so a
-    /// subscriber added just as it moves gets that value live rather than replayed (once either
-    /// way), after a replay that starts one value earlier. To know a value is in the buffer,
-    /// watch for it with a subscriber.
+    /// subscriber added just as it moves may receive that value live instead of in its replay,
+    /// whose values then start one earlier; it receives each value once either way. To know a
+    /// value is in the buffer, watch for it with a subscriber.
     public var lastDeliveredSequence: Int64? {
         let sequence = delivered.load(ordering: .acquiring)
         return sequence < 0 ? nil : sequence

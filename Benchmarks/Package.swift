@@ -4,12 +4,15 @@ import PackageDescription
 // Ripple's benchmarks: a package of its own, so the library keeps no dependencies.
 //
 // - RippleWorkloads: every workload of the suite, for every system (Ripple, OpenCombine,
-//   NotificationCenter, the floor), as code that performs a given number of operations.
+//   NotificationCenter, the closure-chain reference, the floor), as code that performs a given
+//   number of operations.
 // - ClosureChain: the cold pipeline's `closure-chain` reference, in a module of its own so the
-//   compiler cannot merge its closures with the Ripple workload's identical ones.
+//   compiler cannot merge its closures with the Ripple workload's identical ones (that moved the
+//   instruction gate's cold-pipeline figure by 4; OpenCombine's closures in RippleWorkloads could
+//   still be merged with Ripple's — a gate rise with no library change may be that).
 // - RippleBenchmarks: the suite on ordo-one's package-benchmark (`swift package benchmark`):
 //   wall-clock percentiles, malloc counts (its malloc interposer), peak memory.
-// - ripple-probe: one workload, Ripple only, a fixed number of operations, untimed: what the
+// - ripple-probe: one workload, Ripple (or `--system S`), a fixed number of operations, untimed: what the
 //   instruction gate runs under callgrind.
 // - ripple-report: reads the suite's export and prints the CSV table, the text table, or checks
 //   the deterministic metrics against `alloc-baseline.txt`.

@@ -34,8 +34,9 @@ while let argument = arguments.popFirst() {
 guard let workload, let operations else { fail("both --workload and --operations are needed") }
 guard let found = Suite.cases.first(where: { $0.workload == workload && $0.system == system }) else {
     let names = Suite.cases.filter { $0.system == system }.map(\.workload).joined(separator: ", ")
-    fail("no \(system) workload is named '\(workload)' (\(system)'s workloads: \(names.isEmpty ? "none" : names))")
+    let systems = Suite.cases.filter { $0.workload == workload }.map(\.system).joined(separator: ", ")
+    fail("no \(system) workload is named '\(workload)' (\(system)'s workloads: \(names.isEmpty ? "none" : names); \(workload)'s systems: \(systems.isEmpty ? "none" : systems))")
 }
 let iteration = found.make(operations)
 iteration.run()
-print("\(workload): \(iteration.operations) operations")
+print("\(workload) (\(system)): \(iteration.operations) operations")

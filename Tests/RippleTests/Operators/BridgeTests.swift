@@ -120,6 +120,19 @@ import RippleTestSupport
         #expect(Signal<Int>.error(TestError()).first(timeout: .seconds(1)) == nil)
     }
 
+    @Test func firstDisposesTheSourceOnTimeoutAndKeepsAValueFollowedByAnError() {
+        let disposed = Box(false)
+        let never = Signal<Int> { _ in ActionDisposable { disposed.value = true } }
+        #expect(never.first(timeout: .milliseconds(30)) == nil)
+        #expect(disposed.value)
+        let valueThenError = Signal<Int> { subscriber in
+            subscriber.sendNext(5)
+            subscriber.sendError(TestError())
+            return nil
+        }
+        #expect(valueThenError.first(timeout: .seconds(1)) == 5)
+    }
+
     /// `first` over a synchronous source stops it after the first value, as `take(1)` does,
     /// rather than running it to its end before looking at what arrived.
     @Test func firstStopsASynchronousSourceAfterItsFirstValue() {

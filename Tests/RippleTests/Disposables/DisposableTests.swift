@@ -127,8 +127,8 @@ import RippleTestSupport
 @Suite(.leakChecked, .offThePool) struct LifetimeObservationTests {
     /// 200,000 observations of one lifetime, cancelled oldest-first (a long-lived owner whose
     /// short-lived `take(during:)` subscriptions come and go): each cancel finds its observation
-    /// at once, rather than searching and shifting the ones after it (the old linear remove: 107 s for 40,000 in a debug build,
-    /// growing with the square).
+    /// at once, rather than searching and shifting the ones after it (the old linear remove took
+    /// 107 s for 40,000 in a debug build, growing with the square).
     @Test func cancellingObservationsOldestFirstIsBoundedWorkAndTheRestRunInOrderAtTheEnd() {
         let count = Workload.size(200_000)
         let (lifetime, token) = Lifetime.make()

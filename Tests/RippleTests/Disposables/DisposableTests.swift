@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 @testable import Ripple
 import RippleTestSupport
@@ -168,6 +169,30 @@ import RippleTestSupport
         lifetime.observeEnded { log.mutate { $0.append("last") } }
         token.end()
         #expect(log.value == ["first", "added during the end", "last"])
+    }
+
+    /// A cancel from another thread while the end runs an earlier action stops a later one:
+    /// the end takes each action out only when it reaches it.
+    @Test func aCancelFromAnotherThreadBeforeTheEndReachesAnActionStopsIt() {
+        let (lifetime, token) = Lifetime.make()
+        let entered = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        let ended = DispatchSemaphore(value: 0)
+        let laterRan = Box(false)
+        lifetime.observeEnded {
+            entered.signal()
+            proceed.wait()
+        }
+        let later = lifetime.observeEnded { laterRan.value = true }
+        DispatchQueue.global().async {
+            token.end()
+            ended.signal()
+        }
+        entered.wait()  // the end is running the first action
+        later.dispose()
+        proceed.signal()
+        #expect(ended.wait(timeout: .now() + .seconds(Int(Workload.timeLimit(10)))) == .success)
+        #expect(!laterRan.value)
     }
 
     /// An observation added from another thread while the lifetime ends runs exactly once: in

@@ -23,9 +23,9 @@ extension SignalProtocol {
             // subscription), join this one before their producers run (`subscribe(linking:)`):
             // ending it while either sends synchronously stops that one at once.
             self.subscribe(
-                linking: { downstream.disposable.add($0) },
+                linkingInto: downstream.disposable,
                 next: { downstream.sendNext($0) },
-                error: { handler($0).subscribe(downstream, linking: { downstream.disposable.add($0) }) },
+                error: { handler($0).subscribe(downstream, linkingInto: downstream.disposable) },
                 completed: { downstream.sendCompleted() })
             return nil
         }
@@ -75,7 +75,7 @@ extension SignalProtocol {
                 forwarder.send(.error(TimeoutError(interval: interval)))
             })
             self.subscribe(
-                linking: { downstream.disposable.add($0) },
+                linkingInto: downstream.disposable,
                 next: { forwarder.send(.next($0)) },
                 error: { forwarder.send(.error($0)) },
                 completed: { forwarder.send(.completed) })

@@ -75,13 +75,13 @@ extension SignalProtocol {
             // the trigger firing from inside the source's loop (or the source ending the result
             // from inside the trigger's) disposes the other, which then stops at once.
             trigger.subscribe(
-                linking: { downstream.disposable.add($0) },
+                linkingInto: downstream.disposable,
                 next: { _ in forwarder.send(.completed) },
                 error: { forwarder.send(.error($0)) },
                 completed: { forwarder.send(.completed) })
             if downstream.isDisposed { return nil }
             self.subscribe(
-                linking: { downstream.disposable.add($0) },
+                linkingInto: downstream.disposable,
                 next: { forwarder.send(.next($0)) },
                 error: { forwarder.send(.error($0)) },
                 completed: { forwarder.send(.completed) })

@@ -80,6 +80,25 @@ extension SignalProtocol {
         signal.subscribe(subscriber, into: subscription)
     }
 
+    /// `subscribe(_:linking:)` into `compound` — most often the operator's downstream
+    /// subscription (`downstream.disposable`).
+    @inlinable
+    func subscribe(_ subscriber: any SubscriberProtocol<Value>, linkingInto compound: CompoundDisposable) {
+        subscribe(subscriber, linking: { compound.add($0) })
+    }
+
+    /// `subscribe(linking:next:error:completed:)` into `compound` — most often the operator's
+    /// downstream subscription (`downstream.disposable`).
+    @inlinable
+    func subscribe(
+        linkingInto compound: CompoundDisposable,
+        next: ((Value) -> Void)?,
+        error: ((any Error) -> Void)?,
+        completed: (() -> Void)?
+    ) {
+        subscribe(linking: { compound.add($0) }, next: next, error: error, completed: completed)
+    }
+
     /// `subscribe(_:linking:)` for closures, subscribed as `subscribe(next:error:completed:)`
     /// subscribes them from nonisolated code (`makeSubscription`: on a `Signal`, a `Subscriber`
     /// only this subscription reaches, fused behind a signal that sends serially).
@@ -251,7 +270,7 @@ extension IndexedSourcesDriver {
         for (index, source) in sources.enumerated() {
             if downstream.isDisposed { break }
             source.subscribe(
-                linking: { downstream.disposable.add($0) },
+                linkingInto: downstream.disposable,
                 next: { self.next($0, at: index) },
                 error: { self.fail($0) },
                 completed: { self.completed(at: index) })

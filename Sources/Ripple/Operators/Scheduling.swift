@@ -18,7 +18,7 @@ extension SignalProtocol where Self: Sendable, Value: Sendable {
             // before `self`'s producer runs (`subscribe(_:linking:)`), and with a scheduler that
             // runs it at once (`ImmediateScheduler`), before `schedule` returns.
             scheduler.schedule {
-                self.subscribe(subscriber, linking: { subscriber.disposable.add($0) })
+                self.subscribe(subscriber, linkingInto: subscriber.disposable)
             }
         }
     }
@@ -59,7 +59,7 @@ extension SignalProtocol where Value: Sendable {
             // producer runs (`subscribe(linking:)`): ending it stops a synchronous source.
             downstream.disposable.add(relay)
             self.subscribe(
-                linking: { downstream.disposable.add($0) },
+                linkingInto: downstream.disposable,
                 next: { relay.enqueue(.next($0)) },
                 error: { relay.enqueue(.error($0)) },
                 completed: { relay.enqueue(.completed) })

@@ -37,7 +37,7 @@ extension SignalProtocol {
             action()
             // Linked before the upstream's producer runs (`subscribe(_:linking:)`): ending this
             // subscription while a synchronous upstream sends stops it at once.
-            self.subscribe(downstream, linking: { downstream.disposable.add($0) })
+            self.subscribe(downstream, linkingInto: downstream.disposable)
             return nil
         }
     }

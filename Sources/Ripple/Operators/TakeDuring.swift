@@ -16,7 +16,7 @@ extension SignalProtocol {
             // upstream's producer runs (`subscribe(_:linking:)`): the completion the lifetime's
             // end sends disposes both, and a synchronous upstream stops at once.
             subscriber.disposable.add(lifetime.observeEnded { subscriber.sendCompleted() })
-            self.subscribe(subscriber, linking: { subscriber.disposable.add($0) })
+            self.subscribe(subscriber, linkingInto: subscriber.disposable)
             return nil
         }
     }

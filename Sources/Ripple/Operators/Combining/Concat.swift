@@ -19,7 +19,7 @@ extension SignalProtocol {
             let driver = ConcatDriver<Inner.Value>(downstream)
             downstream.disposable.add(driver)
             self.subscribe(
-                linking: { downstream.disposable.add($0) },
+                linkingInto: downstream.disposable,
                 next: { driver.enqueue(transform($0).asSignal()) },
                 error: { driver.fail($0) },
                 completed: { driver.outerCompleted() })
@@ -47,10 +47,10 @@ extension SignalProtocol {
             // producer runs (`subscribe(linking:)`): ending this subscription while either sends
             // synchronously stops it at once.
             self.subscribe(
-                linking: { downstream.disposable.add($0) },
+                linkingInto: downstream.disposable,
                 next: nil,
                 error: { downstream.sendError($0) },
-                completed: { other.subscribe(downstream, linking: { downstream.disposable.add($0) }) })
+                completed: { other.subscribe(downstream, linkingInto: downstream.disposable) })
             return nil
         }
     }

@@ -26,7 +26,7 @@ extension SignalProtocol {
             let driver = SwitchDriver<Inner.Value>(downstream)
             downstream.disposable.add(driver.current)
             self.subscribe(
-                linking: { downstream.disposable.add($0) },
+                linkingInto: downstream.disposable,
                 next: { driver.switchTo(transform($0)) },
                 error: { driver.fail($0) },
                 completed: { driver.outerCompleted() })

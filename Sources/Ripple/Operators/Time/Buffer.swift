@@ -40,10 +40,10 @@ extension SignalProtocol {
             // The ticks, then the source's subscription, join this one before their producers
             // run (`subscribe(linking:)`): ending it while a synchronous source sends stops it at once.
             Signal<Int>.interval(timeSpan, on: scheduler).subscribe(
-                linking: { downstream.disposable.add($0) },
+                linkingInto: downstream.disposable,
                 next: { _ in driver.flush() }, error: nil, completed: nil)
             self.subscribe(
-                linking: { downstream.disposable.add($0) },
+                linkingInto: downstream.disposable,
                 next: { driver.append($0) },
                 error: { driver.finish(.error($0)) },
                 completed: { driver.finish(.completed) })
@@ -64,7 +64,7 @@ extension SignalProtocol {
             // Each subscription joins this one before its producer runs (`subscribe(linking:)`):
             // ending it while either sends synchronously stops that one at once.
             self.subscribe(
-                linking: { downstream.disposable.add($0) },
+                linkingInto: downstream.disposable,
                 next: { value in
                     let replaced = latest.withLock { latest in
                         defer { latest.value = value }
@@ -75,7 +75,7 @@ extension SignalProtocol {
                 error: { forwarder.send(.error($0)) },
                 completed: { forwarder.send(.completed) })
             sampler.subscribe(
-                linking: { downstream.disposable.add($0) },
+                linkingInto: downstream.disposable,
                 next: { _ in
                     latest.withLock { if let value = $0.value { forwarder.enqueue(.next(value)) } }
                     forwarder.drain()

@@ -15,7 +15,7 @@ extension SignalProtocol {
             // subscription while a synchronous source sends stops it at once.
             downstream.disposable.add(driver)
             self.subscribe(
-                linking: { downstream.disposable.add($0) },
+                linkingInto: downstream.disposable,
                 next: { driver.hold(.next($0)) },
                 error: { driver.fail($0) },
                 completed: { driver.hold(.completed) })

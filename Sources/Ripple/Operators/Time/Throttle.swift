@@ -15,7 +15,7 @@ extension SignalProtocol {
             // subscription while a synchronous source sends stops it at once.
             downstream.disposable.add(driver.window)
             self.subscribe(
-                linking: { downstream.disposable.add($0) },
+                linkingInto: downstream.disposable,
                 next: { driver.next($0) },
                 error: { driver.finish(.error($0)) },
                 completed: { driver.finish(.completed) })

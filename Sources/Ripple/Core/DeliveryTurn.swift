@@ -193,6 +193,67 @@ final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable, `stat
         return state.exchange(0, ordering: .acquiring) == Self.handedTurn
     }
 
+    /// What a bounded wait (`wait(until:)`) ended with.
+    @usableFromInline
+    enum TimedWake {
+        /// Woken by `handOff`.
+        case handedTurn
+        /// Woken by `done`.
+        case delivered
+        /// Not woken by the deadline: the word still says *asleep*. The caller takes the waiter out
+        /// of its owner's waiters (under the owner's lock) and calls `withdraw()`, or, if a waker
+        /// had already taken it, `finishTimedWait()`.
+        case timedOut
+    }
+
+    /// Like `wait()`, but sleeps no later than `deadline` (a `deliver(on:)` sender waiting for
+    /// room: the safety net for holders the wait-for graph cannot see).
+    ///
+    /// On `.timedOut` the word still says *asleep*: a waker that took this waiter before the
+    /// caller could withdraw it will still signal, and `finishTimedWait()` consumes that wake,
+    /// so no stale wake is left for this thread's next wait. The thread has not left the
+    /// wait-for graph yet: `withdraw()` and `finishTimedWait()` do that.
+    @usableFromInline
+    func wait(until deadline: DispatchTime) -> TimedWake {
+        expectsWake = false
+        for round in 0..<1_000 {
+            if state.compareExchange(expected: Self.handedTurn, desired: 0, ordering: .acquiring).exchanged {
+                WaitGraph.stopWaiting(identity)
+                return .handedTurn
+            }
+            if state.compareExchange(expected: Self.delivered, desired: 0, ordering: .acquiring).exchanged {
+                WaitGraph.stopWaiting(identity)
+                return .delivered
+            }
+            if round >= 100 { sched_yield() }
+        }
+        if state.compareExchange(expected: 0, desired: Self.asleep, ordering: .acquiringAndReleasing).exchanged {
+            if handed.wait(timeout: deadline) == .timedOut { return .timedOut }
+        }
+        WaitGraph.stopWaiting(identity)
+        return state.exchange(0, ordering: .acquiring) == Self.handedTurn ? .handedTurn : .delivered
+    }
+
+    /// After `.timedOut`, once the caller took this waiter out of its owner's waiters under the
+    /// owner's lock (so no waker has it, or can find it): the word goes back to idle and the
+    /// thread leaves the wait-for graph.
+    @usableFromInline
+    func withdraw() {
+        let withdrawn = state.compareExchange(expected: Self.asleep, desired: 0, ordering: .acquiringAndReleasing).exchanged
+        precondition(withdrawn, "Ripple: a withdrawn TurnWaiter was woken")
+        WaitGraph.stopWaiting(identity)
+    }
+
+    /// After `.timedOut`, when a waker had already taken this waiter (it will wake it: it stores
+    /// its news and, the word being *asleep*, signals): waits for that wake, which comes right
+    /// after the waker unlocks, and consumes it.
+    @usableFromInline
+    func finishTimedWait() -> TimedWake {
+        handed.wait()
+        WaitGraph.stopWaiting(identity)
+        return state.exchange(0, ordering: .acquiring) == Self.handedTurn ? .handedTurn : .delivered
+    }
+
     /// `handOff`: wakes the waiter, which now holds the turn.
     @usableFromInline
     func handOff() { wake(with: Self.handedTurn) }

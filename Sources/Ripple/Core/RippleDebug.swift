@@ -83,11 +83,25 @@ public enum RippleDebug {
 @usableFromInline
 let liveSubscriptionCount = Atomic<Int>(0)
 
+/// How many `.wait` sends stopped waiting at `DeliveryOverflow.waitLimit` (`RippleDebug.deliveryWaitsTimedOut`).
+@usableFromInline
+let timedOutWaits = Atomic<Int>(0)
+
 /// Set once the first `RippleDebug.Scope` is made: until then no subscription can belong to one.
 @usableFromInline
 let scopesExist = Atomic<Bool>(false)
 
 extension RippleDebug {
+    /// How many `deliver(on:)` sends gave up waiting for room after `DeliveryOverflow.waitLimit`
+    /// and let their value into the buffer beyond its bound (since the process started).
+    ///
+    /// Zero in a healthy process: a nonzero count means a drain was held up for a second by
+    /// code the wait-for graph cannot see (a plain block on the scheduler's queue waiting for
+    /// the sender, say), or a scheduler that slow.
+    ///
+    ///     if RippleDebug.deliveryWaitsTimedOut > 0 { log.warning("deliver(on:) waits ran out") }
+    public static var deliveryWaitsTimedOut: Int { timedOutWaits.load(ordering: .relaxed) }
+
     /// The lock-discipline check (debug builds): stops with a message naming `what` if the
     /// calling thread holds a Ripple `Lock`. Called wherever Ripple is about to run user code —
     /// a callback, a subscribe closure, `==` — since user code under a lock deadlocks as soon as

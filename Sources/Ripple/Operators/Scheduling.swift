@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// Scheduling operators move events (and, for `subscribe(on:)`, the signal) to other threads,
@@ -81,9 +82,13 @@ public enum DeliveryOverflow: Sendable, Equatable {
     /// scheduled drain queued behind a thread that waits for the sender (a cycle in the
     /// wait-for graph, see <doc:DeliveryTurn>).
     ///
-    /// A thread that blocks a serial queue in ways Ripple cannot see (a semaphore, a
-    /// `DispatchQueue.sync` onto the queue from one of its blocks) can still hold a drain up;
-    /// waiting for room then lasts as long as that block does.
+    /// Code Ripple cannot see can still hold a scheduled drain up: a plain block on the
+    /// scheduler's queue (or on a queue targeting it, or on the queue it targets) that waits,
+    /// directly or through a delivery turn, for the waiting sender; a semaphore; an event-loop
+    /// task. So no wait lasts longer than ``waitLimit``: a sender still waiting then lets its
+    /// value into the buffer beyond the bound and returns (counted in
+    /// ``RippleDebug/deliveryWaitsTimedOut``). Every value is still delivered exactly once, in
+    /// order; the buffer outgrows its bound by at most one value per sender per `waitLimit`.
     case wait
     /// The oldest waiting value is dropped to make room.
     case dropOldest
@@ -91,6 +96,17 @@ public enum DeliveryOverflow: Sendable, Equatable {
     case dropNewest
     /// The subscription fails with `DeliveryOverflowError`; waiting values are dropped.
     case fail
+}
+
+extension DeliveryOverflow {
+    /// The longest a `.wait` sender waits for room in one send: one second.
+    ///
+    /// Back-pressure needs a drain that can run; the wait-for graph proves most waits end (see
+    /// ``wait``), and this bound ends the rest — a drain held up by code Ripple cannot see. A
+    /// scheduler that is merely slow lets a waiting sender in beyond the bound once a second.
+    ///
+    ///     print(DeliveryOverflow.waitLimit)   // 1.0 seconds
+    public static let waitLimit: Duration = .seconds(1)
 }
 
 /// The error a `deliver(on:bufferSize:whenFull: .fail)` subscription ends with when its buffer overflows.
@@ -214,6 +230,8 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
     @inlinable
     func enqueue(_ event: Event<Value>) {
         var mayWait: Bool?
+        /// When this send stops waiting for room (set at its first wait).
+        var deadline: DispatchTime?
         while true {
             var dropped: Event<Value>?
             var discarded: ContiguousArray<Event<Value>?> = []
@@ -268,10 +286,34 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
                 if disposeNow { scheduled.dispose() }
                 return
             case .wait(let waiter):
-                _ = waiter.wait()  // woken when the drain takes values out, or on dispose; then try again
+                // Woken when the drain takes values out, or on dispose; then try again. A wait the
+                // graph cannot prove will end (a plain block or another queue holding the drain up)
+                // ends at the deadline: the value then enters beyond the bound.
+                let limit = deadline ?? DispatchTime.now() + .nanoseconds(Int(DeliveryOverflow.waitLimit / .nanoseconds(1)))
+                deadline = limit
+                if case .timedOut = waiter.wait(until: limit) {
+                    if withdraw(waiter) {
+                        waiter.withdraw()
+                        mayWait = false
+                        timedOutWaits.add(1, ordering: .relaxed)
+                    } else {
+                        _ = waiter.finishTimedWait()  // a drain or dispose took it: its wake is on the way
+                    }
+                }
             case .askScheduler:
                 mayWait = senderMayWait()
             }
+        }
+    }
+
+    /// Takes a sender whose wait timed out out of the waiters; false if a drain or `dispose()`
+    /// already took it (and will wake it).
+    @usableFromInline
+    func withdraw(_ waiter: TurnWaiter) -> Bool {
+        state.withLock { state in
+            guard let index = state.waiters.firstIndex(where: { $0 === waiter }) else { return false }
+            state.waiters.remove(at: index)
+            return true
         }
     }
 

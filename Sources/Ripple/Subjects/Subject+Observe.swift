@@ -7,9 +7,11 @@ extension SignalProtocol {
     /// (delegate replacement without retain cycles).
     ///
     /// Nothing is delivered once `owner` is freed. The observation, its closure and whatever
-    /// that captured are then released: on a subject (`Subject`, `BehaviorSubject`,
-    /// `ReplaySubject`) at the next value sent or the next subscribe to that subject, whichever
-    /// comes first; on any other signal at the next value. Disposing it releases them at once.
+    /// that captured are then released: on any signal at the next value; on a subject
+    /// (`Subject`, `BehaviorSubject`, `ReplaySubject`) also, if no value comes first, within
+    /// ⌈n/4⌉ subscribes to that subject, n being the number of `observe(owner:)` observations
+    /// it holds when the owner goes (each subscribe checks the next four of them in turn, so
+    /// it stays O(1) however many there are). Disposing the observation releases them at once.
     /// Called from actor-isolated code, the callback runs on that actor (see
     /// `subscribe(isolation:next:error:completed:)`).
     ///

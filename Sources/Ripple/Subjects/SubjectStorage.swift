@@ -74,7 +74,8 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
 
     /// The clock's time, or zero without a clock. User code: read before locking.
     @inlinable var clockTime: Duration { clock?.now ?? .zero }
-    /// `observe(owner:)` observations, purged of dead owners on every subscribe.
+    /// `observe(owner:)` observations: every subscribe examines a few of them, in turn, and
+    /// releases those whose owner is gone (`OwnedObservations.purge()`, O(1)).
     @usableFromInline let owned = OwnedObservations()
     /// The subscriptions. Read and written only by the thread holding the delivery turn
     /// (the turn's acquire/release orders the accesses), so a send can walk it without

@@ -7,6 +7,12 @@ import RippleTestSupport
         var shown: [Int] = []
     }
 
+    /// Watches an object without keeping it.
+    struct Weak<Object: AnyObject> {
+        weak var object: Object?
+        init(_ object: Object) { self.object = object }
+    }
+
     @Test func observeHandsBackTheOwnerWithItsOwnType() {
         let subject = Subject<Int>()
         let screen = Screen()
@@ -88,7 +94,7 @@ import RippleTestSupport
     }
 
     @Test(arguments: ["subject", "behavior", "replay"])
-    func aDeadOwnersObservationOnAQuietSubjectIsReleasedWhenAnyoneSubscribes(_ kind: String) {
+    func aDeadOwnersObservationOnAQuietSubjectWithFewObservationsIsReleasedAtTheNextSubscribe(_ kind: String) {
         final class Captured {}
         weak var weakCaptured: Captured?
         let subject: any SignalProtocol<Int> & SubscriberProtocol<Int> = switch kind {
@@ -108,7 +114,7 @@ import RippleTestSupport
         other.dispose()
     }
 
-    @Test func aDeadOwnersObservationOnADeliveringSubjectIsReleasedWhenAnyoneSubscribes() {
+    @Test func aDeadOwnersObservationOnADeliveringSubjectWithFewObservationsIsReleasedAtTheNextSubscribe() {
         final class Captured {}
         weak var weakCaptured: Captured?
         let subject = Subject<Int>()
@@ -122,6 +128,76 @@ import RippleTestSupport
         subject.subscribe(next: { _ in }).dispose()
         #expect(weakCaptured == nil)
         #expect(clock.pendingCount == 0)
+    }
+
+    /// With `n` observations, a quiet subject releases every dead owner's observation within
+    /// `ceil(n / checkedPerSubscribe)` subscribes, whichever of them died, and keeps the live ones.
+    @Test(arguments: SubjectKind.allCases)
+    func deadOwnersObservationsOnAQuietSubjectAreReleasedWithinABoundedNumberOfSubscribes(kind: SubjectKind) {
+        final class Captured {}
+        let subject = kind.make().signal
+        let n = 40
+        var owners: [Screen?] = []
+        var captures: [Weak<Captured>] = []
+        for _ in 0..<n {
+            let owner = Screen(), captured = Captured()
+            owners.append(owner)
+            captures.append(Weak(captured))
+            subject.observe(owner: owner) { _, _ in _ = captured }
+        }
+        for i in owners.indices where i % 3 != 1 { owners[i] = nil }  // two in three go, no value sent
+        let bound = (n + OwnedObservations.checkedPerSubscribe - 1) / OwnedObservations.checkedPerSubscribe
+        for _ in 0..<bound { subject.subscribe(next: { _ in }).dispose() }
+        for i in owners.indices {
+            if owners[i] == nil {
+                #expect(captures[i].object == nil, "observation \(i) outlived its owner by \(bound) subscribes")
+            } else {
+                #expect(captures[i].object != nil, "observation \(i) was released while its owner lives")
+            }
+        }
+    }
+
+    /// The bound counts the subscribes `observe` itself makes: observations added meanwhile do
+    /// not put off the release of those already dead.
+    @Test func deadOwnersObservationsAreReleasedWithinTheBoundWhileOthersAreAdded() {
+        final class Captured {}
+        let subject = Subject<Int>()
+        let n = 40
+        var captures: [Weak<Captured>] = []
+        do {
+            let owners = (0..<n).map { _ in Screen() }
+            for owner in owners {
+                let captured = Captured()
+                captures.append(Weak(captured))
+                subject.observe(owner: owner) { _, _ in _ = captured }
+            }
+        }
+        let keeper = Screen()
+        let bound = (n + OwnedObservations.checkedPerSubscribe - 1) / OwnedObservations.checkedPerSubscribe
+        for _ in 0..<bound { subject.observe(owner: keeper) { _, _ in } }
+        #expect(captures.allSatisfy { $0.object == nil })
+    }
+
+    /// A dead owner's observation is released after the subject's lock is given up: what its
+    /// closure captured may use the subject as it goes.
+    @Test func aDeadOwnersCapturesMayUseTheSubjectAsTheyAreReleased() {
+        final class UsesTheSubject {
+            let subject: Subject<Int>, keeper: Screen
+            init(_ subject: Subject<Int>, _ keeper: Screen) { self.subject = subject; self.keeper = keeper }
+            deinit {
+                subject.subscribe(next: { _ in }).dispose()
+                subject.observe(owner: keeper) { _, _ in }
+            }
+        }
+        let subject = Subject<Int>()
+        let keeper = Screen()
+        for _ in 0..<20 {
+            let user = UsesTheSubject(subject, keeper)
+            subject.observe(owner: Screen()) { _, _ in _ = user }  // its owner goes at once
+        }
+        for _ in 0..<20 { subject.subscribe(next: { _ in }).dispose() }
+        subject.sendNext(1)
+        #expect(subject.storage.subscriberCount == 20)  // the keeper's observations
     }
 
     @Test func freeingASubjectFreesObserverClosures() {

@@ -44,6 +44,8 @@ final class OwnedObservations: Sendable {
         var dead: [Entry] = []
         /// Entries whose observation was already disposed: only to be released.
         var disposed: [Entry] = []
+        /// The owners found alive, held so that their release comes after unlocking.
+        var owners: [AnyObject] = []
 
         /// Disposes the dead entries' observations (after unlocking).
         func disposeDead() {
@@ -110,7 +112,12 @@ final class OwnedObservations: Sendable {
     private static func examineOldest(_ state: inout State, into gone: inout Gone) {
         guard let entry = state.entries.first else { return }
         state.examined += 1
-        if entry.owner == nil {
+        // Reading a weak reference makes a strong one; if the owner's last other reference goes
+        // meanwhile, releasing it here would run the owner's deinit under the lock: it is
+        // released with `gone`, after unlocking.
+        let owner = entry.owner
+        if let owner { gone.owners.append(owner) }
+        if owner == nil {
             state.entries.removeFirst()
             gone.dead.append(entry)
         } else if entry.observation.isDisposed {

@@ -138,10 +138,9 @@ public struct DeliveryOverflowError: Error, Equatable, CustomStringConvertible {
 /// waiting for room and a drain whose callback sends back upstream, or two relays feeding each
 /// other through each other's schedulers, never wait for each other.
 ///
-/// Invariants (under `state`): `drainer` is nonzero (`isScheduled`) from the moment a drain is
-/// asked for until that drain finds the queue dry, so at most one drain exists: `pending` until
-/// the drain starts, then the drain's thread (the one change made without the lock, nonzero to
-/// nonzero), and reset to 0 under the lock, so a finishing drain never clears a newer one's identity.
+/// Invariants (under `state`): `state.drain` (a `RelayDrain`) says whether a drain exists, so
+/// at most one does; every change to it is made under the lock and published to `drainer`
+/// before unlocking, so the wait-for graph reads the drain's holder without the lock.
 /// No user code runs under the lock: the scheduler's getters, its disposables and dropped
 /// events are all used or released after unlocking.
 @usableFromInline
@@ -155,6 +154,8 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
         @usableFromInline var values = 0
         /// The scheduled drain, until it runs out of work; disposed by `dispose()`.
         @usableFromInline var scheduled: (any Disposable)?
+        /// Whether a drain exists, and where it runs.
+        @usableFromInline var drain = RelayDrain()
         @usableFromInline var isDisposed = false
         /// Set once a terminal event (or the overflow error) is queued: later events are dropped.
         @usableFromInline var isTerminated = false
@@ -172,16 +173,8 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
     /// The scheduler's queue occupancy, if it is a `SerialQueueScheduler`.
     @usableFromInline let occupancy: QueueOccupancy?
     @usableFromInline let state = Lock(State())
-    /// 0 when no drain exists, `pending` while one is scheduled but not started, else the
-    /// draining thread's identity (read by the wait-for graph through `turnWord`).
+    /// `state.drain.word`, published under the lock for the wait-for graph (`turnWord`).
     @usableFromInline let drainer = Atomic<UInt>(0)
-    /// `drainer` while a drain is scheduled but not started (not a thread identity: those are
-    /// aligned addresses, and `turnWord` never passes it on).
-    @usableFromInline static var pending: UInt { 2 }
-
-    /// Whether a drain exists (asked for, running, or not yet finding the queue dry). Exact
-    /// under `state`: `drainer` becomes and stops being 0 only under the lock.
-    @usableFromInline var isScheduled: Bool { drainer.load(ordering: .acquiring) != 0 }
 
     @inlinable
     init(to downstream: PassthroughSubscriber<Value>, on scheduler: any Scheduler, bufferSize: Int, overflow: DeliveryOverflow) {
@@ -197,7 +190,7 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
     /// thread occupying the scheduler's serial queue (0: nobody known, the drain can start).
     @usableFromInline var turnWord: UInt {
         let word = drainer.load(ordering: .acquiring)
-        guard word == Self.pending else { return word }
+        guard word == RelayDrain.scheduledWord else { return word }
         return occupancy?.occupant.load(ordering: .acquiring) ?? 0
     }
 
@@ -208,6 +201,10 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
         let (dropped, scheduled, waiters) = state.withLock { state in
             state.isDisposed = true
             state.values = 0
+            if state.drain.phase == .scheduled {  // cancelled below; if it runs anyway, `start` stops it
+                state.drain.finish()
+                drainer.store(state.drain.word, ordering: .releasing)
+            }
             defer { state.scheduled = nil; state.waiters = [] }
             return (state.queue.removeAll(), state.scheduled, state.waiters)
         }
@@ -220,7 +217,8 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
     @usableFromInline
     enum Step {
         case done
-        case schedule
+        /// Schedule the drain of this generation (`RelayDrain.request()`).
+        case schedule(Int)
         case wait(TurnWaiter)
         /// The buffer is full under `.wait`: ask the scheduler whether the sender may block
         /// (outside the lock), then try again.
@@ -276,11 +274,11 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
             switch step {
             case .done:
                 return
-            case .schedule:
+            case .schedule(let generation):
                 let scheduled = scheduler.schedule { [self] in drain() }
                 let disposeNow = state.withLock { state in
                     if state.isDisposed { return true }
-                    if isScheduled { state.scheduled = scheduled }
+                    if state.drain.keeps(generation) { state.scheduled = scheduled }
                     return false
                 }
                 if disposeNow { scheduled.dispose() }
@@ -327,9 +325,9 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
     /// Asks for a drain unless one exists (under the lock).
     @inlinable
     func scheduleIfIdle(_ state: inout State) -> Step {
-        if isScheduled { return .done }
-        drainer.store(Self.pending, ordering: .releasing)
-        return .schedule
+        guard let generation = state.drain.request() else { return .done }
+        drainer.store(state.drain.word, ordering: .releasing)
+        return .schedule(generation)
     }
 
     /// The largest emptied batch, in slots, a drain keeps for the queue's next appends
@@ -340,18 +338,25 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
 
     @inlinable
     func drain() {
-        drainer.store(TurnIdentity.current, ordering: .releasing)
+        let me = TurnIdentity.current
+        var starting = true
         var batch: ContiguousArray<Event<Value>?> = []  // empty between batches, its capacity kept
         while true {
             var finished: (any Disposable)?
             let waiters: [TurnWaiter]? = state.withLock { state in
+                if starting {
+                    starting = false
+                    guard state.drain.start(by: me) else { return nil }  // disposed: this drain is not wanted
+                    drainer.store(state.drain.word, ordering: .releasing)
+                }
                 if !state.isDisposed, !state.queue.isEmpty {
                     state.values = 0
                     defer { state.waiters = [] }
                     state.queue.removeAll(into: &batch, reusingUpTo: Self.reusedBatchCapacity)
                     return state.waiters
                 }
-                drainer.store(0, ordering: .releasing)
+                state.drain.finish()
+                drainer.store(state.drain.word, ordering: .releasing)
                 finished = state.scheduled
                 state.scheduled = nil
                 if !state.isDisposed, batch.capacity <= Self.reusedBatchCapacity { state.queue.reuse(&batch) }

@@ -5,11 +5,14 @@ import Synchronization
 /// by every `SerialQueueScheduler` on that queue, attached to the queue as a queue-specific value.
 ///
 /// `deliver(on:)`'s relay reads it to tell the wait-for graph who holds up a drain that is
-/// scheduled but has not started: the thread running one of the queue's Ripple actions. (An
-/// action of a scheduler on a queue that targets this one holds it up as well but is not
-/// recorded here; `isCurrent` still sees it, so such a sender never waits.) A sender that waits for such
-/// a relay while that thread (directly or along a chain) waits for the sender then sees the
-/// cycle and does not wait (see the `DeliveryTurn` article).
+/// scheduled but has not started: the thread running one of the queue's Ripple actions. A
+/// sender that waits for such a relay while that thread (directly or along a chain) waits for
+/// the sender then sees the cycle and does not wait (see the `DeliveryTurn` article).
+///
+/// Not recorded: a plain block on the queue, an action of a scheduler on a queue that targets
+/// this one, a block on the queue this one targets. `isCurrent` sees the first two, so a sender
+/// inside them never waits; but another sender waiting for the relay cannot see them hold its
+/// drain up, and only `DeliveryOverflow.waitLimit` ends that wait.
 @usableFromInline
 final class QueueOccupancy: Sendable {
     /// The `TurnIdentity` of the thread running an action on the queue, or 0.

@@ -84,3 +84,6 @@ struct RingBuffer<Element> {
         head = 0
     }
 }
+
+/// A ring of `Sendable` elements is `Sendable`: its fields are a capacity, indices and an array of them.
+extension RingBuffer: Sendable where Element: Sendable {}

@@ -28,7 +28,7 @@ final class OwnedObservations: Sendable {
     }
 
     /// Guarded by `state`.
-    struct State: @unchecked Sendable {  // a ring of `Entry`s (Sendable) that never leaves the lock; `RingBuffer` only lacks the conformance
+    struct State: Sendable {
         /// The entries, oldest first: the walk examines the oldest.
         var entries = RingBuffer<Entry>(capacity: .max)
         /// The count at which `add` sweeps every entry: twice the survivors of the last sweep,

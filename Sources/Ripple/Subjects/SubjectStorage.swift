@@ -12,7 +12,9 @@ import Synchronization
 /// amount of other threads' work, so no caller is trapped delivering a flood and no queue grows
 /// with a producer that is faster than the subscribers. A send from inside a callback
 /// (re-entrant, or one whose wait would close a cycle of threads waiting for each other) is
-/// queued and returns; the holder delivers it after the current callback.
+/// queued and returns; the holder delivers it after the current callback. Those queued sends
+/// are the exception to both bounds: two threads looping through subjects that feed each
+/// other queue cycle-breaking sends as fast as they make them (see the `DeliveryTurn` article).
 ///
 /// An event is accepted — the history records it, a terminal event is set — under the lock
 /// when its sender takes the turn or joins the queue; a new subscriber's replay is

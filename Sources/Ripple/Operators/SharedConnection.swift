@@ -18,6 +18,15 @@ import Synchronization
 ///   arriving on another thread waits until it ends and starts a fresh connection, so two
 ///   upstream subscriptions never feed one subject at once.
 ///
+/// When the source ends, the connection is reset before its terminal event reaches any
+/// subscriber (`sourceEnded`, RxSwift's `refCount` does the same): `connecting` or `connected`
+/// goes back to `idle`, the count to zero, and the upstream subscription is disposed. A
+/// subscriber arriving from a terminal callback (a `retry`) or later starts a fresh connection;
+/// the subscribers of the ended one are not counted out of it (`leave` checks the connection's
+/// number, `generation`), so they never disconnect the fresh one. A thread still inside the
+/// source's subscribe when it ended finds its connection gone and disposes what `connect`
+/// returned.
+///
 /// Waiting is the delivery turn's: the connection is a `TurnOwner` held by the thread
 /// connecting or disconnecting, and a subscriber waits only if the wait-for graph shows no
 /// cycle (say it subscribes from a callback whose turn the connecting source is about to
@@ -26,10 +35,11 @@ import Synchronization
 /// thread, from the upstream's dispose) connects afresh while the old upstream is still
 /// being disposed.
 ///
-/// Invariants (under `state`): `count` is the number of subscribers counted in and not yet out;
-/// `current` is non-nil exactly while `connecting` or `connected`; every waiter is woken when
-/// the phase it waited on ends — connect waiters when a connect ends, disconnect waiters when
-/// a disconnect ends — and woken waiters re-check the phase.
+/// Invariants (under `state`): `count` is the number of subscribers counted into connection
+/// `generation` and not yet out; `current` is non-nil exactly while `connecting` or
+/// `connected`; every waiter is woken when the phase it waited on ends — connect waiters when
+/// a connect ends or its source ends, disconnect waiters when a disconnect ends — and woken
+/// waiters re-check the phase and the generation.
 final class SharedConnection<Connection: AnyObject>: TurnOwner, @unchecked Sendable {  // phase machine behind its lock; the connection crosses threads only through signals that are Sendable when their values are
     // @unchecked: `state` guards all mutable state; `make` and `connect` are immutable; `actor` is atomic.
     enum Phase: Equatable {
@@ -43,6 +53,8 @@ final class SharedConnection<Connection: AnyObject>: TurnOwner, @unchecked Senda
     private struct State: @unchecked Sendable {  // the connection and disposable only leave to the thread acting on them
         var phase = Phase.idle
         var count = 0
+        /// The number of the latest connection started: `current`'s, while there is one.
+        var generation: UInt64 = 0
         var current: Connection?
         var disposable: (any Disposable)?
         /// Threads waiting for a connect to end.
@@ -64,7 +76,7 @@ final class SharedConnection<Connection: AnyObject>: TurnOwner, @unchecked Senda
     }
 
     /// What a joining subscriber does once it has subscribed to the connection.
-    enum Join {
+    enum Join: Sendable {
         /// Connect it: this subscriber is the first.
         case connect
         /// Wait until the connecting thread is done (the wait is registered only then: the
@@ -73,6 +85,13 @@ final class SharedConnection<Connection: AnyObject>: TurnOwner, @unchecked Senda
         case waitForConnect
         /// Nothing: connected already, or connecting on this very thread.
         case joined
+    }
+
+    /// A subscriber's place in one connection: what to do after subscribing, and the
+    /// connection's number, so that leaving an ended connection does not count out of a later one.
+    struct Ticket: Sendable {
+        let join: Join
+        let generation: UInt64
     }
 
     private let state = Lock(State())
@@ -105,93 +124,113 @@ final class SharedConnection<Connection: AnyObject>: TurnOwner, @unchecked Senda
     }
 
     private let make: @Sendable () -> Connection
-    private let connect: @Sendable (Connection) -> any Disposable
+    private let connect: @Sendable (Connection, _ ended: @escaping () -> Void) -> any Disposable
 
     /// - Parameters:
     ///   - make: Builds a connection (no user code: it runs under the lock).
-    ///   - connect: Connects one to the source (user code: runs outside the lock).
-    init(make: @escaping @Sendable () -> Connection, connect: @escaping @Sendable (Connection) -> any Disposable) {
+    ///   - connect: Connects one to the source (user code: runs outside the lock). `ended`
+    ///     resets the count for that connection (`sourceEnded`): call it when the source ends,
+    ///     before its terminal event is forwarded.
+    init(
+        make: @escaping @Sendable () -> Connection,
+        connect: @escaping @Sendable (Connection, _ ended: @escaping () -> Void) -> any Disposable
+    ) {
         self.make = make
         self.connect = connect
     }
 
-    /// Counts a subscriber in and returns the connection to subscribe to, and what to do
-    /// after subscribing (`finishJoin`). Waits first if another thread is disconnecting.
-    func join() -> (Connection, Join) {
+    /// Counts a subscriber in and returns the connection to subscribe to, and its ticket: what
+    /// to do after subscribing (`finishJoin`), and the connection to leave (`leave`). Waits
+    /// first if another thread is disconnecting.
+    func join() -> (Connection, Ticket) {
         let me = TurnIdentity.current
         while true {
-            let (connection, join, retry): (Connection?, Join, TurnWaiter?) = state.withLock { state in
+            let (connection, ticket, retry): (Connection?, Ticket?, TurnWaiter?) = state.withLock { state in
+                let join: Join
                 switch state.phase {
                 case .idle:
-                    return (start(&state, me), .connect, nil)
+                    let (connection, ticket) = start(&state, me)
+                    return (connection, ticket, nil)
                 case .disconnecting(let thread):
                     // From the upstream's dispose on its own thread, or where waiting would
                     // deadlock: connect afresh at once.
-                    if thread == me { return (start(&state, me), .connect, nil) }
-                    guard let waiter = startWaiting(&state) else { return (start(&state, me), .connect, nil) }
-                    return (nil, .joined, waiter)
+                    guard thread != me, let waiter = startWaiting(&state) else {
+                        let (connection, ticket) = start(&state, me)
+                        return (connection, ticket, nil)
+                    }
+                    return (nil, nil, waiter)
                 case .connecting(let thread):
-                    state.count += 1
-                    if thread == me { return (state.current, .joined, nil) }
-                    return (state.current, .waitForConnect, nil)
+                    join = thread == me ? .joined : .waitForConnect
                 case .connected:
-                    state.count += 1
-                    return (state.current, .joined, nil)
+                    join = .joined
                 }
+                state.count += 1
+                return (state.current, Ticket(join: join, generation: state.generation), nil)
             }
-            if let connection { return (connection, join) }
+            if let connection, let ticket { return (connection, ticket) }
             _ = retry?.wait()
         }
     }
 
     /// Starts connecting as the first subscriber (under the lock).
-    private func start(_ state: inout State, _ me: UInt) -> Connection {
+    private func start(_ state: inout State, _ me: UInt) -> (Connection, Ticket) {
         let connection = make()
         enter(.connecting(by: me), &state)
+        state.generation &+= 1
         state.count = 1
         state.current = connection
-        return connection
+        return (connection, Ticket(join: .connect, generation: state.generation))
     }
 
     /// After subscribing to the connection `join` returned: connects it, or waits for the
     /// thread connecting it.
-    func finishJoin(_ connection: Connection, _ join: Join) {
-        switch join {
+    func finishJoin(_ connection: Connection, _ ticket: Ticket) {
+        switch ticket.join {
         case .joined:
             return
         case .waitForConnect:
             let me = TurnIdentity.current
-            while true {  // until no thread but this one is connecting
+            while true {  // until no thread but this one is connecting this connection
                 let waiter: TurnWaiter? = state.withLock { state in
-                    guard case .connecting(let thread) = state.phase, thread != me else { return nil }
+                    guard state.generation == ticket.generation,
+                          case .connecting(let thread) = state.phase, thread != me else { return nil }
                     return startWaiting(&state)  // nil where waiting would close a cycle
                 }
                 guard let waiter else { return }
                 _ = waiter.wait()
             }
         case .connect:
-            let disposable = connect(connection)
+            let disposable = connect(connection, { [weak self] in self?.sourceEnded(connection) })
             let me = TurnIdentity.current
-            let (disconnect, waiters, released): ((any Disposable)?, [TurnWaiter], Connection?) = state.withLock { state in
+            let (disconnect, waiters, released, orphaned): ((any Disposable)?, [TurnWaiter], Connection?, (any Disposable)?) = state.withLock { state in
+                guard state.generation == ticket.generation, state.phase == .connecting(by: me) else {
+                    // The source ended while it connected: `sourceEnded` reset the count and
+                    // woke the waiters; nothing here is this connection's any more.
+                    return (nil, [], nil, disposable)
+                }
                 if state.count == 0 {  // everyone left while it connected
                     enter(.disconnecting(by: me), &state)
                     defer { state.current = nil }
-                    return (disposable, state.takeConnectWaiters(), state.current)
+                    return (disposable, state.takeConnectWaiters(), state.current, nil)
                 }
                 enter(.connected, &state)
                 state.disposable = disposable
-                return (nil, state.takeConnectWaiters(), nil)
+                return (nil, state.takeConnectWaiters(), nil, nil)
             }
             for waiter in waiters { waiter.done() }
             if let disconnect { finishDisconnecting(disconnect, me) }
+            orphaned?.dispose()
             _ = released  // released here, after unlocking: its subject's teardown may run user code
         }
     }
 
-    /// Counts a subscriber out; the last one disconnects.
-    func leave() {
+    /// Counts a subscriber out of the connection its ticket names; the last one disconnects.
+    /// A subscriber of a connection whose source ended (`sourceEnded` reset the count) is
+    /// not counted out: it must not disconnect a later connection.
+    func leave(_ ticket: Ticket) {
         let me = TurnIdentity.current
         let (disconnect, released): ((any Disposable)?, Connection?) = state.withLock { state in
+            guard state.generation == ticket.generation, state.current != nil else { return (nil, nil) }
             state.count -= 1
             guard state.count == 0, state.phase == .connected else { return (nil, nil) }  // connecting: its thread disconnects
             enter(.disconnecting(by: me), &state)
@@ -202,6 +241,29 @@ final class SharedConnection<Connection: AnyObject>: TurnOwner, @unchecked Senda
             return (state.disposable, state.current)
         }
         if let disconnect { finishDisconnecting(disconnect, me) }
+        _ = released  // released here, after unlocking: its subject's teardown may run user code
+    }
+
+    /// The source of `connection` ended: if it is still the current connection, resets the
+    /// count (`idle`, no subscribers counted), wakes the threads waiting for its connect, and
+    /// disposes its upstream subscription — all before the terminal event is forwarded, so a
+    /// subscriber arriving from a terminal callback starts a fresh connection.
+    ///
+    /// A thread still connecting it (the source ended inside its subscribe) disposes what
+    /// `connect` returned itself (`finishJoin`).
+    func sourceEnded(_ connection: Connection) {
+        let (disposable, waiters, released): ((any Disposable)?, [TurnWaiter], Connection?) = state.withLock { state in
+            guard let current = state.current, current === connection else { return (nil, [], nil) }
+            defer {
+                state.current = nil
+                state.disposable = nil
+                state.count = 0
+            }
+            enter(.idle, &state)
+            return (state.disposable, state.takeConnectWaiters(), current)
+        }
+        for waiter in waiters { waiter.done() }
+        disposable?.dispose()
         _ = released  // released here, after unlocking: its subject's teardown may run user code
     }
 

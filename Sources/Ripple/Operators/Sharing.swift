@@ -2,8 +2,14 @@
 ///
 /// Subscribers of `signal` subscribe to the subject; `connect()` subscribes the subject to
 /// the source. `connect()` is idempotent: while connected it returns the same disposable;
-/// disposing that disposable disconnects, and a later `connect()` connects again (to the
-/// same subject, which keeps whatever state it has, e.g. its terminal event).
+/// disposing that disposable disconnects, and a later `connect()` connects again.
+///
+/// What a run's end leaves depends on how the connection was made. `multicast(_:)` keeps the
+/// subject it was given, with its state: once it has ended, its terminal event is all a later
+/// subscriber gets, and the source is not run again. `publish()` resets instead (RxSwift's
+/// `publish()`): when the source ends, the connection takes a fresh `Subject` before the
+/// terminal event is forwarded, so a later subscriber waits for the next `connect()`, which
+/// runs the source again.
 ///
 ///     let connection = expensive.multicast(Subject())
 ///     connection.signal.subscribeNext { print("a \($0)") }
@@ -11,58 +17,125 @@
 ///     connection.connect()   // one subscription to `expensive`, seen by both
 public final class MulticastConnection<Value>: SignalProtocol {
     /// Guarded by `state`.
-    private struct State {
+    private struct State: @unchecked Sendable {  // the subject box leaves the lock only for threads subscribing to or connecting this connection, which reach it through signals that are Sendable when `Value` is
+        /// The subject subscribers subscribe to now: the given one for good, or `publish()`'s
+        /// current one, replaced by a fresh `Subject` when the run feeding it ends.
+        var subject: SubjectBox<Value>
+        /// The run `connect()` started, until it is disposed or (`publish()`) its source ends.
         var connection: SerialDisposable?
         /// The subscriber count of every `autoconnect()` signal of this connection (one count
         /// per connection, as RAC's), made by the first `autoconnect()` call.
-        var autoconnection: SharedConnection<MulticastConnection<Value>>?
+        var autoconnection: SharedConnection<SubjectBox<Value>>?
     }
 
     private let source: any SignalProtocol<Value>
-    let subject: any SignalProtocol<Value> & SubscriberProtocol<Value>
-    private let state = Lock(State())
+    /// The subject `multicast(_:)` was given, kept with its state; nil for `publish()`.
+    private let givenSubject: (any SignalProtocol<Value> & SubscriberProtocol<Value>)?
+    private let state: Lock<State>
 
     init(source: any SignalProtocol<Value>, subject: any SignalProtocol<Value> & SubscriberProtocol<Value>) {
         self.source = source
-        self.subject = subject
+        givenSubject = subject
+        state = Lock(State(subject: SubjectBox(subject)))
     }
 
-    /// The multicast signal: subscribing subscribes to the subject.
-    public var signal: Signal<Value> { subject.asSignal() }
+    /// `publish()`'s connection: a fresh `Subject` now, and again after each run's end.
+    init(publishing source: any SignalProtocol<Value>) {
+        self.source = source
+        givenSubject = nil
+        state = Lock(State(subject: SubjectBox(Subject<Value>())))
+    }
+
+    /// The multicast signal: subscribing subscribes to the subject (for `publish()`, the
+    /// current one).
+    public var signal: Signal<Value> {
+        if let givenSubject { return givenSubject.asSignal() }
+        return Signal { subscriber in self.subscribe(subscriber) }
+    }
 
     /// Subscribes to the subject (not to the source); see `connect()`.
     @discardableResult
     public func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
-        subject.subscribe(subscriber)
+        let subject = givenSubject ?? state.withLock { state in state.subject.subject }
+        return subject.subscribe(subscriber)
     }
 
     /// Subscribes the subject to the source, once; returns the connection's disposable.
     ///
-    /// When the subject has already ended (a finished source, say), there is nothing to
-    /// connect: the source is not run again and a disposed disposable is returned.
+    /// When a given subject has already ended (`multicast(_:)` of a finished source, say),
+    /// there is nothing to connect: the source is not run again and a disposed disposable is
+    /// returned. `publish()`'s connection has a fresh subject by then, and connecting runs the
+    /// source again.
     @discardableResult
     public func connect() -> any Disposable {
-        if subject.isDisposed { return DisposedDisposable.shared }
-        let (connection, isNew) = state.withLock { state -> (SerialDisposable, Bool) in
-            if let existing = state.connection, !existing.isDisposed { return (existing, false) }
+        connect(feeding: nil)
+    }
+
+    /// `connect()`, for an `autoconnect()` connection whose subscribers subscribed to
+    /// `expected`: when that is no longer the current subject (its run ended, and `publish()`
+    /// took a fresh one), there is nothing to connect and a disposed disposable is returned.
+    private func connect(feeding expected: SubjectBox<Value>?) -> any Disposable {
+        // Asked outside the lock: a given subject may be a type of the user's.
+        if let givenSubject, givenSubject.isDisposed { return DisposedDisposable.shared }
+        let started: (connection: SerialDisposable, subject: SubjectBox<Value>, isNew: Bool)? = state.withLock { state in
+            if let expected, expected !== state.subject { return nil }
+            if let existing = state.connection, !existing.isDisposed { return (existing, state.subject, false) }
             let connection = SerialDisposable()
             state.connection = connection
-            return (connection, true)
+            return (connection, state.subject, true)
         }
+        guard let started else { return DisposedDisposable.shared }
+        let connection = started.connection
+        guard started.isNew else { return connection }
         // The source's subscription takes the connection's slot before its producer runs
         // (`subscribe(_:linking:)`): disposing the connection from a callback (or another thread)
         // while a synchronous source sends stops it at once.
-        if isNew { source.subscribe(subject, linking: { connection.disposable = $0 }) }
+        if givenSubject != nil {
+            source.subscribe(started.subject.subject, linking: { connection.disposable = $0 })
+        } else {
+            let subject = started.subject
+            let feeder = SourceFeeder(subject.subject, ended: { [weak self] in self?.runEnded(connection, feeding: subject) })
+            source.subscribe(feeder, linking: { connection.disposable = $0 })
+        }
         return connection
+    }
+
+    /// The source of `publish()`'s run `connection` ended; its terminal event has not reached
+    /// `subject` yet. Resets everything first, so a subscriber arriving from a terminal callback
+    /// (a `retry`) or later starts a fresh run: forgets the run, takes a fresh subject, resets
+    /// the `autoconnect()` count of the subscribers of `subject`, and disposes the run.
+    private func runEnded(_ connection: SerialDisposable, feeding subject: SubjectBox<Value>) {
+        let count = state.withLock { state -> SharedConnection<SubjectBox<Value>>? in
+            if state.connection === connection { state.connection = nil }
+            // Not released here: the run's feeder holds `subject` until it has forwarded.
+            if state.subject === subject { state.subject = SubjectBox(Subject<Value>()) }
+            return state.autoconnection
+        }
+        count?.sourceEnded(subject)
+        connection.dispose()  // user code (the source's dispose): after unlocking
+    }
+
+    /// The subject an `autoconnect()` connection starting now subscribes its subscribers to
+    /// (under the count's lock: takes this connection's, objects only; this connection never
+    /// calls its count while holding its own lock).
+    private func currentSubject() -> SubjectBox<Value> {
+        state.withLock { state in state.subject }
     }
 
     /// A signal that connects when its first subscriber arrives and disconnects when the
     /// last one leaves (RAC's `autoconnect`, RxSwift's `refCount`).
     ///
-    /// The subject is kept: a subscriber arriving after the count dropped to zero connects
-    /// again, into the same subject, and first sees what that subject replays. If the
-    /// subject has ended (a finite source finished), the source is not run again: the late
-    /// subscriber gets the subject's terminal event (after its replay, for a `ReplaySubject`).
+    /// For `publish()`, the end of the source resets the count before the terminal event is
+    /// forwarded: a subscriber arriving from a terminal callback (`retry`, say) or later starts
+    /// a fresh run of the source, into the connection's fresh subject, while the subscribers of
+    /// the ended run get its terminal event once, and their leaving does not disconnect the
+    /// fresh run.
+    ///
+    /// For `multicast(_:)`, the given subject is kept: a subscriber arriving after the count
+    /// dropped to zero connects again, into the same subject, and first sees what that subject
+    /// replays. If the subject has ended (a finite source finished), the source is not run
+    /// again: the late subscriber gets the subject's terminal event (after its replay, for a
+    /// `ReplaySubject`).
     ///
     /// Every `autoconnect()` signal of one connection shares one count: the last subscriber
     /// of any of them disconnects. When `subscribe` returns, the source is connected, even if
@@ -71,28 +144,77 @@ public final class MulticastConnection<Value>: SignalProtocol {
     /// subject at once — except where waiting would deadlock (a cycle in the wait-for graph,
     /// see <doc:DeliveryTurn>), or for a subscriber arriving from the upstream's own
     /// dispose.
+    ///
+    ///     let shared = request.publish().autoconnect().retry(3)   // each retry runs `request` again
     public func autoconnect() -> Signal<Value> {
         let count = state.withLock { state in  // builds objects only: no user code
             if let existing = state.autoconnection { return existing }
             // Only this connection's signals reach `self`, and they cross threads only when
             // `Value` is `Sendable` (then so is `self`): the box adds no sharing of its own.
             let me = UnownedConnection(value: self)
-            let made = SharedConnection<MulticastConnection<Value>>(make: { me.value }, connect: { $0.connect() })
+            // A run of `publish()` resets the count itself when its source ends (`runEnded`),
+            // also a run that `connect()` started: `connect`'s `ended` is not needed.
+            let made = SharedConnection<SubjectBox<Value>>(
+                make: { me.value.currentSubject() },
+                connect: { subject, _ in me.value.connect(feeding: subject) })
             state.autoconnection = made
             return made
         }
         return Signal { subscriber in
             // The signal holds this connection (`count` names it unowned, to avoid a cycle).
-            let (connection, join) = withExtendedLifetime(self) { count.join() }
-            let subscription = connection.subject.subscribe(subscriber)
-            count.finishJoin(connection, join)
-            return CompoundDisposable([subscription, ActionDisposable { count.leave() }])
+            let (subject, ticket) = withExtendedLifetime(self) { count.join() }
+            let subscription = subject.subject.subscribe(subscriber)
+            count.finishJoin(subject, ticket)
+            return CompoundDisposable([subscription, ActionDisposable { count.leave(ticket) }])
         }
     }
 }
 
+/// A `MulticastConnection`'s subject, boxed: its identity names the subject an `autoconnect()`
+/// connection subscribed its subscribers to, which a run's end and `connect(feeding:)` compare.
+final class SubjectBox<Value> {
+    let subject: any SignalProtocol<Value> & SubscriberProtocol<Value>
+
+    init(_ subject: any SignalProtocol<Value> & SubscriberProtocol<Value>) {
+        self.subject = subject
+    }
+}
+
+/// Feeds one run of a shared source into a subject of Ripple's: on a terminal event it first
+/// calls `ended`, which resets the sharing connection, then forwards the event.
+///
+/// A serializing receiver: it forwards each event at once to a subject, which serializes
+/// delivery itself, and `ended` is safe from any thread.
+final class SourceFeeder<Value>: SubscriberProtocol, SerializingReceiver {
+    private let subject: any SubscriberProtocol<Value>
+    private let ended: () -> Void
+
+    init(_ subject: any SubscriberProtocol<Value>, ended: @escaping () -> Void) {
+        self.subject = subject
+        self.ended = ended
+    }
+
+    func sendNext(_ value: Value) { subject.sendNext(value) }
+
+    func sendError(_ error: any Error) {
+        ended()
+        subject.sendError(error)
+    }
+
+    func sendCompleted() {
+        ended()
+        subject.sendCompleted()
+    }
+
+    var isDisposed: Bool { subject.isDisposed }
+}
+
 extension SignalProtocol {
     /// Wires `self` to `subject` in a `MulticastConnection` (RAC's `multicast:`).
+    ///
+    /// The connection keeps `subject`, with its state: after the source ends, a later
+    /// subscriber gets the subject's terminal event (after its replay) and `connect()` does
+    /// not run the source again. For a connection that starts afresh, use `publish()`.
     ///
     ///     let connection = s.multicast(ReplaySubject(capacity: 1))
     ///     connection.connect()
@@ -101,12 +223,17 @@ extension SignalProtocol {
         MulticastConnection(source: self, subject: subject)
     }
 
-    /// `multicast(Subject())` (RAC's `publish`): subscribers see only what is sent after
-    /// they subscribed, once connected.
+    /// A connection through a `Subject` (RAC's `publish`): subscribers see only what is sent
+    /// after they subscribed, once connected.
+    ///
+    /// Unlike `multicast(Subject())`, the connection starts afresh when the source ends (as
+    /// RxSwift's `publish()`): before the terminal event is forwarded it takes a fresh subject
+    /// and, under `autoconnect()`, resets the count, so a subscriber arriving from a terminal
+    /// callback or later gets a fresh run of the source.
     ///
     ///     let shared = s.publish().autoconnect()
     public func publish() -> MulticastConnection<Value> {
-        multicast(Subject<Value>())
+        MulticastConnection(publishing: self)
     }
 
     /// Subscribes to `self` at once and replays every value to each subscriber (RAC's `replay`).
@@ -143,9 +270,16 @@ extension SignalProtocol {
     ///
     /// The first subscriber connects; when the last one leaves the connection is disposed
     /// and reset: the next subscriber starts a fresh run of the source with a fresh subject,
-    /// so a late subscriber to a finished cold source sees it run again. When `subscribe`
-    /// returns, the source is connected (a subscriber arriving while another thread connects
-    /// waits for it), and a fresh run starts only after the previous one is disposed.
+    /// so a late subscriber to a finished cold source sees it run again. When the source ends,
+    /// the connection is reset before the terminal event is forwarded: a subscriber arriving
+    /// from a terminal callback starts a fresh run too, even while subscribers of the ended
+    /// run are still attached — `share().retry(3)` runs the source again on each attempt —
+    /// and those subscribers get the terminal event once, and leave without disconnecting the
+    /// fresh run. When `subscribe` returns, the source is connected (a subscriber arriving
+    /// while another thread connects waits for it), and a fresh run starts only after the
+    /// previous one is disposed.
+    ///
+    ///     let page = request.share().retry(3)   // subscribers share a run; each retry runs `request` again
     public func share() -> Signal<Value> {
         let shared = ShareState<Value>(source: self)
         return Signal { subscriber in shared.subscribe(subscriber) }
@@ -160,20 +294,33 @@ private struct UnownedConnection<Value>: @unchecked Sendable {  // see `autoconn
 
 /// The connection behind `share()`: a fresh `Subject` per connection, counted subscribers.
 final class ShareState<Value>: Sendable {
-    private let count: SharedConnection<MulticastConnection<Value>>
+    private let count: SharedConnection<Subject<Value>>
 
     init(source: any SignalProtocol<Value>) {
         // Reached only through the `share()` signal, which crosses threads only when `Value`
         // is `Sendable` (and then so is `source`, being a signal of it).
         let source = UncheckedSendable(source)
-        count = SharedConnection(make: { source.value.multicast(Subject<Value>()) }, connect: { $0.connect() })
+        count = SharedConnection(make: { Subject<Value>() }, connect: { subject, ended in
+            let connection = SerialDisposable()
+            // When the source ends, before its terminal event reaches the subject: reset the
+            // count, then dispose the ended run, so a subscriber arriving from a terminal
+            // callback starts a fresh run after it.
+            let feeder = SourceFeeder(subject, ended: {
+                ended()
+                connection.dispose()
+            })
+            // Linked before the producer runs (`subscribe(_:linking:)`): the last subscriber
+            // leaving while a synchronous source sends stops it at once.
+            source.value.subscribe(feeder, linking: { connection.disposable = $0 })
+            return connection
+        })
     }
 
     func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
-        let (connection, join) = count.join()
-        let subscription = connection.subscribe(subscriber)
-        count.finishJoin(connection, join)
-        return CompoundDisposable([subscription, ActionDisposable { [count] in count.leave() }])
+        let (subject, ticket) = count.join()
+        let subscription = subject.subscribe(subscriber)
+        count.finishJoin(subject, ticket)
+        return CompoundDisposable([subscription, ActionDisposable { [count] in count.leave(ticket) }])
     }
 }
 

@@ -23,10 +23,12 @@ final class OutputCollector: @unchecked Sendable {
     }
 }
 
-/// Runs the built `ripple-playground` with a watchdog: a child still running after `limit`
-/// is killed and reported with a nil status, so a script that hangs fails its test instead
-/// of blocking the suite.
-func launchBounded(_ arguments: [String], stdin: String, limit: TimeInterval = 10) throws -> BoundedLaunch {
+/// Runs the built `ripple-playground` with a watchdog: a child still running after
+/// `Workload.hangLimit` (or `limit` seconds, if longer) is killed and reported with a nil status,
+/// so a script that hangs fails its test instead of blocking the suite. The limit is a guard
+/// only: on a busy machine a child can wait seconds for a core.
+func launchBounded(_ arguments: [String], stdin: String, limit: TimeInterval? = nil) throws -> BoundedLaunch {
+    let limit = max(Workload.hangLimit, limit ?? 0)
     let process = Process()
     process.executableURL = ExecutableTests.executable
     process.arguments = arguments
@@ -213,7 +215,7 @@ typealias FeedbackScript = BadScript
         var lines = ["subject s", "let w = s |> merge s", "promise p", "let e0 = p |> map +1"]
         for step in 1..<5_000 { lines.append("let e\(step) = e\(step - 1) |> map +1") }
         for _ in 0..<2_500 { lines += ["set p w", "set p s"] }
-        let check = runWatched(["check", "-"], stdin: Array(lines.joined(separator: "\n").utf8), limit: 10)
+        let check = runWatched(["check", "-"], stdin: Array(lines.joined(separator: "\n").utf8))
         #expect(check?.status == 0, "\(check.map { "\($0.stderr.prefix(2))" } ?? "still checking after 10 s")")
     }
 

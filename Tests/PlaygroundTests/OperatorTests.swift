@@ -95,7 +95,7 @@ func operatorScriptPath(_ name: String) -> String {
         var script = "cold c \"(0123456789)\"\nlet x1 = c |> flatMap c\n"
         for level in 2...5 { script += "let x\(level) = x\(level - 1) |> flatMap c\n" }
         script += "subscribe a to x5\n"
-        let run = try launchBounded(["run", "-"], stdin: script, limit: 60)
+        let run = try launchBounded(["run", "-"], stdin: script)
         #expect(run.status == 0)
         #expect(run.err.isEmpty)
         let limited = Run(script: script)
@@ -105,7 +105,7 @@ func operatorScriptPath(_ name: String) -> String {
 
     @Test func anIntervalStopsAtTheRunsTickBudgetInsteadOfTickingForever() throws {
         let script = "interval i 1ms\nlet r = i |> retry 3\nsubscribe a to r\nwait 999999999s\n"
-        let run = try launchBounded(["run", "-"], stdin: script, limit: 60)
+        let run = try launchBounded(["run", "-"], stdin: script)
         #expect(run.status == 0)
         let limited = Run(script: script)
         #expect(limited.stdout.count == InnerBudget.tickLimit + 1)

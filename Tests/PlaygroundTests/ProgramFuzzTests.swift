@@ -5,9 +5,11 @@ import Ripple
 import RippleTestSupport
 
 /// Runs the command in-process on its own thread, counted in the calling test's leak scope;
-/// nil when it has not returned within `limit` seconds (the thread is then left behind, but
-/// the test fails instead of blocking the suite).
-func runWatched(_ arguments: [String], stdin: [UInt8], limit: TimeInterval) -> Run? {
+/// nil when it has not returned within `Workload.hangLimit` (or `limit` seconds, if longer): the
+/// thread is then left behind, but the test fails instead of blocking the suite. The limit is a
+/// guard only: on a busy machine the thread can wait seconds for a core.
+func runWatched(_ arguments: [String], stdin: [UInt8], limit: TimeInterval? = nil) -> Run? {
+    let limit = max(Workload.hangLimit, limit ?? 0)
     final class Result: @unchecked Sendable {
         var run: Run?
         let done = DispatchSemaphore(value: 0)
@@ -400,10 +402,6 @@ struct ProgramGenerator {
     /// A tenth under a sanitizer (each program runs 5–15 times slower there).
     static let programs = Workload.size(1000)
     static let firstSeed: UInt64 = 0x5EED_0000
-    /// Seconds one program may take in a debug build on a busy machine (five times that under a
-    /// sanitizer: ThreadSanitizer took over 5 s for seed 1592590525, a 17-way merge under
-    /// flatMapLatest, which a debug build runs in well under one).
-    static let limit: TimeInterval = Workload.timeLimit(5)
 
     @Test func generatedProgramsEndInSuccessOrTheirPredictedErrorsWithinTheTimeBound() {
         var cycles = 0, clean = 0, deep = 0
@@ -413,8 +411,8 @@ struct ProgramGenerator {
             let script = program.script
             let context = "seed \(seed), script:\n\(script)"
             let aliveBefore = liveSubscriptionsInThisTest
-            guard let run = runWatched(["run", "-"], stdin: Array(script.utf8), limit: Self.limit) else {
-                Issue.record("still running after \(Int(Self.limit)) s: \(context)")
+            guard let run = runWatched(["run", "-"], stdin: Array(script.utf8)) else {
+                Issue.record("still running after \(Int(Workload.hangLimit)) s: \(context)")
                 return
             }
             let alive = liveSubscriptionsInThisTest - aliveBefore

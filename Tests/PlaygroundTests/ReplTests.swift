@@ -107,10 +107,10 @@ struct Session {
 /// The real executable on a pseudo-terminal: with no arguments it greets and runs what is
 /// typed; with standard input piped it plays the tour, as before.
 @Suite(.offThePool) struct ReplTerminalTests {
-    /// Reads what the terminal shows until `text` appears or `seconds` pass.
-    static func read(_ master: Int32, until text: String, seconds: Double = 10) -> String {
+    /// Reads what the terminal shows until `text` appears, or `Workload.hangLimit` passes.
+    static func read(_ master: Int32, until text: String) -> String {
         var seen = ""
-        let deadline = Date().addingTimeInterval(seconds)
+        let deadline = Date().addingTimeInterval(Workload.hangLimit)
         var buffer = [UInt8](repeating: 0, count: 4_096)
         while !seen.contains(text), Date() < deadline {
             var poller = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
@@ -153,7 +153,7 @@ struct Session {
         #expect(drawn.contains("[  50ms] a: next again"))
         #expect(drawn.contains("marbles: "))
         type("quit")
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(Workload.hangLimit)
         while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         if process.isRunning { process.terminate() }
         process.waitUntilExit()

@@ -48,7 +48,7 @@ import RippleTestSupport
         // The promise held its source until its deinit, which ran the onDispose action after
         // the interpreter was gone: a trap at exit (status 134) instead of a clean end.
         let script = "promise p\nsubject s\nlet d = s |> onDispose\nset p d\nsend s 1\n"
-        let run = try launchBounded(["run", "-"], stdin: script, limit: 60)
+        let run = try launchBounded(["run", "-"], stdin: script)
         #expect(run.status == 0)
         #expect(run.err.isEmpty)
         #expect(run.out == "[d] onDispose\n")
@@ -59,7 +59,7 @@ import RippleTestSupport
         // buffer DURATION closes a span every DURATION, values or not: a 1 ms span over a
         // 999999999 s wait was 10^12 spans, a run that never ended.
         let script = "subject s\nlet b = s |> buffer 1ms\nsubscribe a to b\nsend s 1\nwait 999999999s\n"
-        let run = try launchBounded(["run", "-"], stdin: script, limit: 60)
+        let run = try launchBounded(["run", "-"], stdin: script)
         #expect(run.status == 0)
         guard run.status != nil else { return }  // killed: the same run in-process would not end either
         let limited = Run(script: script)

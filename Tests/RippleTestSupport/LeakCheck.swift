@@ -5,8 +5,9 @@ import Ripple
 /// A trait that fails a test which leaves subscriptions alive.
 ///
 /// Each test runs in its own `RippleDebug.Scope`; when it returns, the subscriptions it
-/// created must all be gone (after a grace period of up to 5 s, for work a scheduler's
-/// thread finishes after the test body). Tests run in parallel, so the global
+/// created must all be gone (after a grace period of up to `Workload.hangLimit`, for work a
+/// scheduler's thread finishes after the test body: on a busy machine that thread may wait
+/// seconds for a core). Tests run in parallel, so the global
 /// `RippleDebug.liveSubscriptions` cannot be compared per test; the scope counts only
 /// what this test's task created. Applied to a suite it checks every test in it.
 ///
@@ -20,8 +21,8 @@ public struct LeakCheck: SuiteTrait, TestTrait, TestScoping {
         guard testCase != nil else { return try await function() }  // the suite itself
         let scope = RippleDebug.Scope()
         try await RippleDebug.counting(in: scope) { try await function() }
-        let deadline = Date().addingTimeInterval(5)
-        while scope.liveSubscriptions != 0, Date() < deadline {
+        let deadline = ContinuousClock.now + .seconds(Workload.hangLimit)
+        while scope.liveSubscriptions != 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(2))
         }
         #expect(scope.liveSubscriptions == 0, "\(scope.liveSubscriptions) subscriptions created by this test are still alive")

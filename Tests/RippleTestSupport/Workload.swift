@@ -32,4 +32,14 @@ public enum Workload {
     public static func timeLimit(_ seconds: Double) -> Double {
         isSanitized ? seconds * 5 : seconds
     }
+
+    /// How long a test waits for something that must happen before it calls it a hang: two
+    /// minutes (ten under a sanitizer).
+    ///
+    /// A guard against hangs, never a measure of speed. On a machine shared with other builds a
+    /// thread, a timer, the main queue or Swift's pool can wait many seconds for a core, so no
+    /// test may fail because something took seconds: every wait for an event, a thread or a
+    /// child process uses this limit, and what must be prompt is proved by counting (steps,
+    /// queued events, waits), not by a clock.
+    public static let hangLimit: Double = timeLimit(120)
 }

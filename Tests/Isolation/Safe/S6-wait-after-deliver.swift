@@ -9,7 +9,7 @@ func run() throws -> [Int] {
     try Signal.from([1, 2, 3])
         .deliver(on: BackgroundScheduler())
         .onNext { v in results.m.withLock { $0.append(v) } }
-        .waitUntilCompleted(timeout: .seconds(5))
+        .waitUntilCompleted(timeout: .seconds(120))  // a hang guard: a busy machine may take seconds
     return results.m.withLock { $0 }
 }
 let got = try run()

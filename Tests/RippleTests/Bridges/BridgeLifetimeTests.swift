@@ -28,11 +28,13 @@ private func handlerAddress(_ number: Int32) -> Int {
 /// Sends `number` to this process and waits until `recorder` has received it `count` times.
 private func send(_ number: Int32, until recorder: Recorder<Int32>, has count: Int) -> Bool {
     kill(getpid(), number)
-    return waitUntil(timeout: 5) { recorder.values.count >= count }
+    return waitUntil { recorder.values.count >= count }
 }
 
 /// A wrong disposition kills the process, so every scenario runs in a process of its own
 /// (an exit test); a scenario that goes wrong without dying exits with a status naming the step.
+/// Subscribing returns once the dispatch sources are registered, so each scenario sends its
+/// signal right after subscribing, with no pause to guess at.
 @Suite(.leakChecked) struct UnixSignalsSubscriptionTests {
     @Test func subscribingAgainAfterDisposingStillReceivesTheSignal() async {
         await #expect(processExitsWith: .success) {
@@ -40,7 +42,6 @@ private func send(_ number: Int32, until recorder: Recorder<Int32>, has count: I
             for round in 1...3 {
                 let recorder = Recorder<Int32>()
                 let subscription = Signal.unixSignals(SIGUSR1).subscribe(recorder)
-                usleep(50_000)  // let the dispatch source register
                 if !send(SIGUSR1, until: recorder, has: 1) { exit(Int32(10 + round)) }
                 subscription.dispose()
             }
@@ -53,9 +54,8 @@ private func send(_ number: Int32, until recorder: Recorder<Int32>, has count: I
             for round in 1...3 {
                 let recorder = Recorder<Int32>()
                 Signal.unixSignals(SIGUSR1).take(1).subscribe(recorder)  // disposes on the delivery queue
-                usleep(50_000)
                 if !send(SIGUSR1, until: recorder, has: 1) { exit(Int32(10 + round)) }
-                if !waitUntil(timeout: 5, { recorder.isCompleted }) { exit(Int32(20 + round)) }
+                if !waitUntil({ recorder.isCompleted }) { exit(Int32(20 + round)) }
             }
         }
     }
@@ -66,16 +66,14 @@ private func send(_ number: Int32, until recorder: Recorder<Int32>, has count: I
             let first = Recorder<Int32>(), second = Recorder<Int32>()
             let a = Signal.unixSignals(SIGUSR1).subscribe(first)
             let b = Signal.unixSignals(SIGUSR1, SIGUSR2).subscribe(second)
-            usleep(50_000)
             if !send(SIGUSR1, until: second, has: 1) { exit(11) }
-            if !waitUntil(timeout: 5, { first.values == [SIGUSR1] }) { exit(12) }
+            if !waitUntil({ first.values == [SIGUSR1] }) { exit(12) }
             a.dispose()
             if !send(SIGUSR1, until: second, has: 2) { exit(13) }  // the process survives, b still hears it
             if first.values != [SIGUSR1] { exit(14) }
             // The other way round: a new subscription while b lives, then b disposed first.
             let third = Recorder<Int32>()
             let c = Signal.unixSignals(SIGUSR1).subscribe(third)
-            usleep(50_000)
             b.dispose()
             if !send(SIGUSR1, until: third, has: 1) { exit(15) }
             c.dispose()
@@ -91,13 +89,12 @@ private func send(_ number: Int32, until recorder: Recorder<Int32>, has count: I
                 let first = Recorder<Int32>(), second = Recorder<Int32>()
                 let a = Signal.unixSignals(SIGUSR1).subscribe(first)
                 let b = Signal.unixSignals(SIGUSR1).subscribe(second)
-                usleep(50_000)
                 if !send(SIGUSR1, until: second, has: 1) { exit(Int32(10 + round)) }
                 a.dispose()
                 b.dispose()
                 if handlerAddress(SIGUSR1) != ownHandler { exit(Int32(20 + round)) }
                 kill(getpid(), SIGUSR1)
-                if !waitUntil(timeout: 5, { countingHandlerCalls.load(ordering: .relaxed) == round }) { exit(Int32(30 + round)) }
+                if !waitUntil({ countingHandlerCalls.load(ordering: .relaxed) == round }) { exit(Int32(30 + round)) }
             }
         }
     }
@@ -109,7 +106,6 @@ private func send(_ number: Int32, until recorder: Recorder<Int32>, has count: I
             for _ in 1...2 {
                 let recorder = Recorder<Int32>()
                 let subscription = Signal.unixSignals(SIGUSR1, SIGUSR2).subscribe(recorder)
-                usleep(50_000)
                 if !send(SIGUSR2, until: recorder, has: 1) { exit(11) }
                 if !send(SIGUSR1, until: recorder, has: 2) { exit(12) }
                 subscription.dispose()
@@ -159,13 +155,13 @@ private func send(_ number: Int32, until recorder: Recorder<Int32>, has count: I
             disposeReturned.store(true, ordering: .releasing)
         }
         pipe.fileHandleForWriting.write(Data("one\ntwo\n".utf8))
-        #expect(waitUntil(timeout: 5) { disposeReturned.load(ordering: .acquiring) }, "dispose from the reader thread waited for itself")
+        #expect(waitUntil { disposeReturned.load(ordering: .acquiring) }, "dispose from the reader thread waited for itself")
         #expect(recorder.values == ["one"])
         // A second subscription to the same descriptor reads what the first left.
         let second = Recorder<String>()
         let secondSubscription = Signal.lines(from: pipe.fileHandleForReading).subscribe(second)
         pipe.fileHandleForWriting.write(Data("three\n".utf8))
-        #expect(waitUntil(timeout: 5) { second.values.last == "three" })
+        #expect(waitUntil { second.values.last == "three" })
         secondSubscription.dispose()
     }
 }

@@ -8,7 +8,7 @@ import RippleTestSupport
 /// per stage (cold-path fusion, see the DeliveryTurn article): serialization wherever a sender
 /// is not already serialized, the grammar, re-entrancy, disposal from any thread and from inside
 /// a callback, the release of closures, and deep chains.
-@Suite(.leakChecked) struct ColdPathFusionTests {
+@Suite(.leakChecked, .offThePool) struct ColdPathFusionTests {
     /// The operators of the cold-pipeline benchmark and their kin, none of which changes a
     /// value's identity: `values` must arrive exactly once each.
     static func stages(_ signal: Signal<Int>) -> Signal<Int> {

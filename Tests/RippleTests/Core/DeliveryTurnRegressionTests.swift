@@ -26,7 +26,7 @@ import RippleTestSupport
             sender.start()
             let subscriptions = Box<[any Disposable]>([])
             let mostQueued = Atomic<Int>(0)
-            let returned = finishes(within: 10, "round \(round): subscribing 25 listeners", progress: subscribed) {
+            let returned = finishes("round \(round): subscribing 25 listeners", progress: subscribed) {
                 for _ in 0..<25 {
                     let subscription = subject.subscribeNext { _ in }
                     subscriptions.mutate { $0.append(subscription) }
@@ -45,8 +45,10 @@ import RippleTestSupport
         }
     }
 
+    /// How many events wait in the delivery turn's queue of `subject` (any kind of subject).
     static func queued(in subject: any SignalProtocol<Int>) -> Int {
         switch subject {
+        case let plain as Subject<Int>: return plain.storage.state.withLock { $0.machine.queue.count }
         case let behavior as BehaviorSubject<Int>: return behavior.storage.state.withLock { $0.machine.queue.count }
         case let replay as ReplaySubject<Int>: return replay.storage.state.withLock { $0.machine.queue.count }
         default: return 0
@@ -69,7 +71,7 @@ import RippleTestSupport
         flooders.forEach { $0.start() }
         let sends = Progress()
         let mostQueued = Atomic<Int>(0)
-        finishes(within: 10, "200 single sends among three flooding threads", progress: sends) {
+        finishes("200 single sends among three flooding threads", progress: sends) {
             for _ in 0..<200 {
                 subscriber.sendNext(2)
                 sends.advance()
@@ -112,8 +114,8 @@ import RippleTestSupport
             }.subscribe(next: { value in recorder.next(value); usleep(5) },
                         error: { _ in recorder.terminal() },
                         completed: { recorder.terminal() })
-            #expect(finished.wait(timeout: .now() + 10) == .success, "round \(round): producers stuck")
-            #expect(waitUntil(timeout: 5) { recorder.terminalCount > 0 }, "round \(round): the \(terminal) event was lost")
+            #expect(finished.wait(timeout: .now() + Workload.hangLimit) == .success, "round \(round): producers stuck")
+            #expect(waitUntil { recorder.terminalCount > 0 }, "round \(round): the \(terminal) event was lost")
             #expect(recorder.terminalCount == 1, "round \(round)")
             // Values sent while the terminal event raced may or may not be accepted; every one
             // delivered was sent, at most once, before the terminal event, never overlapping.
@@ -156,7 +158,7 @@ import RippleTestSupport
                 }.start()
                 return nil
             }.subscribe(probe)
-            #expect(finished.wait(timeout: .now() + 10) == .success)
+            #expect(finished.wait(timeout: .now() + Workload.hangLimit) == .success)
             #expect(waitUntil { probe.recorder.terminalCount == 1 }, "round \(round): completion lost")
             probe.recorder.expectComplete(sent: sent.value, terminated: true)
             subscription.dispose()
@@ -187,7 +189,7 @@ import RippleTestSupport
                 done.leave()
             }.start()
         }
-        let returned = finishes(within: 20, "two threads sending into two subjects that feed each other") { done.wait() }
+        let returned = finishes("two threads sending into two subjects that feed each other") { done.wait() }
         #expect(returned)
         if returned {
             #expect(deliveries.load(ordering: .relaxed) == 2 * count * (bounces + 1), "every hop delivered exactly once")

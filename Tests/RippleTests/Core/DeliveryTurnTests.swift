@@ -19,6 +19,16 @@ import RippleTestSupport
         }
     }
 
+    /// How many events wait in the turn's queue of a subject of any kind.
+    static func queued(in subject: any SignalProtocol<Int>) -> Int {
+        DeliveryTurnRegressionTests.queued(in: subject)
+    }
+
+    /// How many events wait in `subscriber`'s turn queue.
+    static func queued(in subscriber: Subscriber<Int>) -> Int {
+        subscriber.state.withLock { $0.machine.queue.count }
+    }
+
     /// Starts a thread that sends `value` and records, when its send returns, what was delivered.
     func sendOnAThread(_ value: Int, _ send: @escaping @Sendable (Int) -> Void, gate: Gate) -> Box<[Int]?> {
         let seenOnReturn = Box<[Int]?>(nil)
@@ -37,7 +47,8 @@ import RippleTestSupport
         Thread { input.sendNext(-1) }.start()
         gate.entered.wait()  // that thread now holds the turn, inside a callback
         let seen = sendOnAThread(1, { input.sendNext($0) }, gate: gate)
-        usleep(20_000)
+        #expect(waitUntil { Self.queued(in: signal) == 1 }, "the send never queued behind the delivering thread")
+        usleep(20_000)  // time for a call that wrongly returns to do so
         #expect(seen.value == nil, "the send returned before its value was delivered")
         gate.release.signal()
         #expect(waitUntil { seen.value != nil })
@@ -51,7 +62,8 @@ import RippleTestSupport
         Thread { subscriber.sendNext(-1) }.start()
         gate.entered.wait()
         let seen = sendOnAThread(1, { subscriber.sendNext($0) }, gate: gate)
-        usleep(20_000)
+        #expect(waitUntil { Self.queued(in: subscriber) == 1 }, "the send never queued behind the delivering thread")
+        usleep(20_000)  // time for a call that wrongly returns to do so
         #expect(seen.value == nil)
         gate.release.signal()
         #expect(waitUntil { seen.value != nil })
@@ -85,7 +97,8 @@ import RippleTestSupport
         var seen: [Box<[Int]?>] = []
         for value in 1...4 {
             seen.append(sendOnAThread(value, { input.sendNext($0) }, gate: gate))
-            usleep(20_000)  // each sender is queued before the next one starts
+            // Each sender is queued before the next one starts, however long its thread waits for a core.
+            #expect(waitUntil { Self.queued(in: signal) == value }, "sender \(value) never queued")
         }
         gate.release.signal()
         #expect(waitUntil { seen.allSatisfy { $0.value != nil } })
@@ -106,7 +119,8 @@ import RippleTestSupport
             second.value = replay.subscribeNext { value in replayed.mutate { $0.append(value) } }
             returned.value = replayed.value
         }.start()
-        usleep(20_000)
+        #expect(waitUntil { Self.queued(in: replay) == 1 }, "the subscribe never queued behind the delivering thread")
+        usleep(20_000)  // time for a call that wrongly returns to do so
         #expect(returned.value == nil, "subscribe returned before its replay was delivered")
         gate.release.signal()
         #expect(waitUntil { returned.value != nil })
@@ -142,7 +156,8 @@ import RippleTestSupport
         Thread { subscriber.sendNext(-1) }.start()
         subscriberGate.entered.wait()  // now the subscriber's turn is held, inside a callback
         drainNow.signal()
-        usleep(20_000)
+        #expect(waitUntil { Self.queued(in: subscriber) == 1 || seen.value != nil }, "the send neither queued nor returned")
+        usleep(20_000)  // time for a call that wrongly returns to do so
         #expect(seen.value == nil, "the send returned before its value was delivered")
         subscriberGate.release.signal()
         #expect(waitUntil { seen.value != nil })

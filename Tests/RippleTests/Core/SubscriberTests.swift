@@ -66,9 +66,9 @@ import RippleTestSupport
             let subscriber = Subscriber<Int>(next: { recorder.next($0) }, completed: { recorder.terminal() })
             let step = Progress()
             // Every send returns: the four senders (step 0), then the completion (step 1).
-            let returned = finishes(within: Workload.timeLimit(45), "round \(round): four senders, then the completion",
+            let returned = finishes("round \(round): four senders, then the completion",
                                     progress: step) {
-                runConcurrently(threads: 4, timeout: 30) { thread in
+                runConcurrently(threads: 4) { thread in
                     for i in 0..<1_000 { subscriber.sendNext(thread * 1_000_000 + i) }
                 }
                 step.advance()
@@ -93,8 +93,8 @@ import RippleTestSupport
                 next: { recorder.next($0) },
                 error: { error in winner.value = (error as? TestError)?.message; recorder.terminal() },
                 completed: { winner.value = "completed"; recorder.terminal() })
-            let returned = finishes(within: Workload.timeLimit(45), "round \(round): four threads racing terminal events") {
-                runConcurrently(threads: 4, timeout: 30) { thread in
+            let returned = finishes("round \(round): four threads racing terminal events") {
+                runConcurrently(threads: 4) { thread in
                     for i in 0..<50 { subscriber.sendNext(thread * 1_000 + i) }
                     if thread % 2 == 0 { subscriber.sendCompleted() } else { subscriber.sendError(TestError("\(thread)")) }
                     subscriber.sendNext(thread * 1_000 + 999)

@@ -4,18 +4,6 @@ import Testing
 @testable import Ripple
 import RippleTestSupport
 
-/// Waits (suspending, so the actor under test stays free) until `condition` holds or 60 s pass
-/// (more under sanitizers). Generous: on 2 cores, with the other suites' threads blocking Swift's
-/// pool, libdispatch can take seconds to find a thread for the main queue.
-private func until(isolation: isolated (any Actor)? = #isolation, _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(Workload.timeLimit(60))
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return false
-}
-
 /// Whether the calling code runs on the main queue: the main actor's executor, checked without
 /// the runtime query Ripple itself uses (under `swift test` the main queue is drained by a worker
 /// thread after `dispatchMain()`, so `Thread.isMainThread` cannot tell).
@@ -69,7 +57,7 @@ private func observe<Owner: AnyObject & Sendable>(
             for i in 0..<2_000 { subject.sendNext(i) }
             subject.sendCompleted()
         }.start()
-        #expect(await until { completions == 1 })
+        #expect(await eventually { completions == 1 })
         #expect(seen == Array(0..<2_000))
         #expect(offMain == 0)
         try? await Task.sleep(for: .milliseconds(20))
@@ -90,7 +78,7 @@ private func observe<Owner: AnyObject & Sendable>(
         sent.wait()
         subject.sendNext(3)  // on the actor, but 1 and 2 wait: it must not overtake them
         #expect(seen == [])
-        #expect(await until { seen.count == 3 })
+        #expect(await eventually { seen.count == 3 })
         #expect(seen == [1, 2, 3])
         subscription.dispose()
     }
@@ -109,7 +97,7 @@ private func observe<Owner: AnyObject & Sendable>(
             sent.signal()
         }.start()
         sent.wait()
-        #expect(await until { seen.count == 3 })
+        #expect(await eventually { seen.count == 3 })
         #expect(seen == [1, 2, 100])
         subscription.dispose()
     }
@@ -130,7 +118,7 @@ private func observe<Owner: AnyObject & Sendable>(
         sent.wait()
         #expect(forwarded.all == [false])  // synchronously, on the sender's thread
         #expect(hopped.all == [])
-        #expect(await until { hopped.all.count == 1 })
+        #expect(await eventually { hopped.all.count == 1 })
         #expect(hopped.all == [true])
         subscriptions.forEach { $0.dispose() }
     }
@@ -145,7 +133,7 @@ private func observe<Owner: AnyObject & Sendable>(
             sent.signal()
         }.start()
         sent.wait()
-        #expect(await until { seen.count == 1_000 })
+        #expect(await eventually { seen.count == 1_000 })
         #expect(seen == Array(0..<1_000))
         #expect(delivery.jobsScheduled.load(ordering: .relaxed) == 1)  // not one Task per value
         delivery.dispose()
@@ -167,7 +155,7 @@ private func observe<Owner: AnyObject & Sendable>(
             count += 1  // the caller mutates it too, between suspensions
             await Task.yield()
         }
-        #expect(await until { done })
+        #expect(await eventually { done })
         #expect(count == 2_000)  // no update lost: every mutation ran on the main actor
         subscription.dispose()
     }
@@ -181,7 +169,7 @@ private func observe<Owner: AnyObject & Sendable>(
                 if !onMainQueue() { offMain += 1 }
                 ticks.append(tick)
             }
-        #expect(await until { ticks.count == 20 })
+        #expect(await eventually { ticks.count == 20 })
         #expect(ticks == Array(0..<20))
         #expect(offMain == 0)
         subscription.dispose()
@@ -198,7 +186,7 @@ private func observe<Owner: AnyObject & Sendable>(
         await Task.detached {
             for word in ["a", "b", "c"] { subject.sendNext(word) }
         }.value
-        #expect(await until { seen.count == 3 })
+        #expect(await eventually { seen.count == 3 })
         #expect(seen == ["a", "b", "c"])
         #expect(offMain == 0)
         subscription.dispose()
@@ -209,7 +197,7 @@ private func observe<Owner: AnyObject & Sendable>(
         let arrivedOnMain = Flags()
         let subscription = record(subject.asSignal().delay(.milliseconds(5), on: MainActorScheduler.shared), into: arrivedOnMain)
         Thread { subject.sendNext(1); subject.sendNext(2) }.start()
-        #expect(await until { arrivedOnMain.all.count == 2 })
+        #expect(await eventually { arrivedOnMain.all.count == 2 })
         #expect(arrivedOnMain.all == [true, true])
         subscription.dispose()
     }
@@ -233,7 +221,7 @@ private func observe<Owner: AnyObject & Sendable>(
         var seen: [Int] = []
         let subscription = subject.subscribeNext { seen.append($0) }
         Thread { subject.sendNext(1) }.start()
-        #expect(await until { seen == [1] })
+        #expect(await eventually { seen == [1] })
         subject.sendNext(2)  // the drain is over: no hop
         #expect(seen == [1, 2])
         subscription.dispose()
@@ -255,9 +243,9 @@ private func observe<Owner: AnyObject & Sendable>(
         }
         sent.wait()
         subject = nil  // no terminal event; the block's reference goes when the block does
-        #expect(await until { seen.count == 100 })
+        #expect(await eventually { seen.count == 100 })
         #expect(seen == Array(0..<100))
-        #expect(await until { weakTracked == nil })  // released once the queue was delivered
+        #expect(await eventually { weakTracked == nil })  // released once the queue was delivered
         withExtendedLifetime(subscription) {}
     }
 
@@ -281,7 +269,7 @@ private func observe<Owner: AnyObject & Sendable>(
             screen.shown.append(text)
         }
         Thread { subject.sendNext("a"); subject.sendNext("b") }.start()
-        #expect(await until { weakScreen?.shown == ["a", "b"] })
+        #expect(await eventually { weakScreen?.shown == ["a", "b"] })
         screen = nil
         #expect(weakScreen == nil)
     }
@@ -319,7 +307,7 @@ private func observe<Owner: AnyObject & Sendable>(
                 }
             }
         }.start()
-        #expect(await until { order.withLock { $0.count } == 500 })
+        #expect(await eventually { order.withLock { $0.count } == 500 })
         #expect(order.withLock { $0 } == Array(0..<500))
         #expect(offMain.load(ordering: .relaxed) == 0)
     }
@@ -361,7 +349,7 @@ actor Tally {
                 done.resume()
             }.start()
         }
-        #expect(await until { await tally.snapshot().terminals == 1 })
+        #expect(await eventually { await tally.snapshot().terminals == 1 })
         let (values, terminals, offActor) = await tally.snapshot()
         #expect(terminals == 1)
         #expect(offActor == 0)
@@ -378,9 +366,9 @@ actor Tally {
         weak let weakTally = tally
         await tally!.bind(subject.asSignal())  // the actor holds the subscription, whose callbacks hold the actor
         Thread { subject.sendNext(1); subject.sendCompleted() }.start()
-        #expect(await until { await weakTally?.snapshot().terminals == 1 })
+        #expect(await eventually { await weakTally?.snapshot().terminals == 1 })
         tally = nil
-        #expect(await until { weakTally == nil })  // the delivery held the actor only weakly
+        #expect(await eventually { weakTally == nil })  // the delivery held the actor only weakly
     }
 
     @Test func whenTheActorIsGoneTheNextEventDisposesTheUpstreamSubscription() async {
@@ -416,7 +404,7 @@ actor Tally {
                 order.withLock { $0.append(i) }
             }
         }
-        #expect(await until { order.withLock { $0.count } == 1_000 })
+        #expect(await eventually { order.withLock { $0.count } == 1_000 })
         #expect(order.withLock { $0 } == Array(0..<1_000))
         #expect(offActor.load(ordering: .relaxed) == 0)
         #expect(!scheduler.isCurrent)
@@ -438,7 +426,7 @@ actor Tally {
         #expect(ran.load(ordering: .relaxed) == 0)
         let later = Atomic<Int>(0)
         scheduler.schedule(after: .milliseconds(10)) { later.add(1, ordering: .relaxed) }
-        #expect(await until { later.load(ordering: .relaxed) == 1 })
+        #expect(await eventually { later.load(ordering: .relaxed) == 1 })
     }
 
     @Test func deliverOnAnActorSchedulerWithATinyBufferNeverBlocksSendersOnSwiftsPool() async {
@@ -454,7 +442,7 @@ actor Tally {
                 group.addTask { for i in 0..<200 { subject.sendNext(sender * 1_000 + i) } }
             }
         }
-        #expect(await until { received.load(ordering: .relaxed) == 600 })
+        #expect(await eventually { received.load(ordering: .relaxed) == 600 })
         subscription.dispose()
     }
 
@@ -471,7 +459,7 @@ actor Tally {
             received.withLock { $0.append(value) }
         }
         Thread { for i in 0..<300 { subject.sendNext(i) } }.start()
-        #expect(await until { received.withLock { $0.count } == 300 })
+        #expect(await eventually { received.withLock { $0.count } == 300 })
         #expect(received.withLock { $0 } == Array(0..<300))
         #expect(offActor.load(ordering: .relaxed) == 0)
         observation.dispose()
@@ -484,7 +472,7 @@ actor Tally {
         let completed = Atomic<Int>(0)
         let subscription = Signal.from(0..<500).deliver(on: ActorScheduler(tally))
             .subscribe(next: { v in received.withLock { $0.append(v) } }, completed: { completed.add(1, ordering: .relaxed) })
-        #expect(await until { completed.load(ordering: .relaxed) == 1 })
+        #expect(await eventually { completed.load(ordering: .relaxed) == 1 })
         #expect(received.withLock { $0 } == Array(0..<500))
         subscription.dispose()
     }

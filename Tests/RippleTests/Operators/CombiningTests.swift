@@ -138,33 +138,41 @@ import RippleTestSupport
 }
 
 @Suite(.leakChecked, .offThePool) struct StackSafetyTests {
-    static let million = Workload.size(1_000_000)
+    /// Inner signals per test, each on a thread with `stack` bytes of stack: a nesting even a few
+    /// bytes deep per signal would need many times that stack, so finishing proves the operators
+    /// run their immediate inner signals in a loop, not by recursion (as a million did on an
+    /// 8-MiB stack, at ten times the cost).
+    static let count = Workload.size(100_000)
+    static let stack = 256 * 1024
 
-    @Test func concatOfAMillionImmediateSignalsFinishes() {
-        let signals = (0..<Self.million).map { Signal.just($0) }
-        var count = 0
-        var completed = false
-        Signal<Int>.concat(signals).subscribe(next: { _ in count += 1 }, completed: { completed = true })
-        #expect(count == Self.million)
-        #expect(completed)
+    @Test func concatOfAHundredThousandImmediateSignalsFinishesOnASmallStack() async {
+        let signals = (0..<Self.count).map { Signal.just($0) }
+        let count = Box(0), completed = Box(false)
+        await runOnThread(stackSize: Self.stack) {
+            Signal<Int>.concat(signals).subscribe(next: { _ in count.mutate { $0 += 1 } }, completed: { completed.value = true })
+        }
+        #expect(count.value == Self.count)
+        #expect(completed.value)
     }
 
-    @Test func concatMapOverAMillionImmediateInnerSignalsFinishes() {
-        var sum = 0
-        var completed = false
-        Signal.from(0..<Self.million).concatMap { Signal.just($0 % 3) }
-            .subscribe(next: { sum += $0 }, completed: { completed = true })
-        #expect(sum == (0..<Self.million).reduce(0) { $0 + $1 % 3 })
-        #expect(completed)
+    @Test func concatMapOverAHundredThousandImmediateInnerSignalsFinishesOnASmallStack() async {
+        let sum = Box(0), completed = Box(false)
+        await runOnThread(stackSize: Self.stack) {
+            Signal.from(0..<Self.count).concatMap { Signal.just($0 % 3) }
+                .subscribe(next: { value in sum.mutate { $0 += value } }, completed: { completed.value = true })
+        }
+        #expect(sum.value == (0..<Self.count).reduce(0) { $0 + $1 % 3 })
+        #expect(completed.value)
     }
 
-    @Test func flatMapOverAMillionImmediateInnerSignalsFinishes() {
-        var count = 0
-        var completed = false
-        Signal.from(0..<Self.million).flatMap { Signal.just($0) }
-            .subscribe(next: { _ in count += 1 }, completed: { completed = true })
-        #expect(count == Self.million)
-        #expect(completed)
+    @Test func flatMapOverAHundredThousandImmediateInnerSignalsFinishesOnASmallStack() async {
+        let count = Box(0), completed = Box(false)
+        await runOnThread(stackSize: Self.stack) {
+            Signal.from(0..<Self.count).flatMap { Signal.just($0) }
+                .subscribe(next: { _ in count.mutate { $0 += 1 } }, completed: { completed.value = true })
+        }
+        #expect(count.value == Self.count)
+        #expect(completed.value)
     }
 
     @Test func combineLatestOfAHundredSignalsFinishes() {

@@ -81,7 +81,7 @@ import RippleTestSupport
         #expect(marbles(Marbles.hot("-1-#", on: clock).delay(.milliseconds(50), on: clock), on: clock) == "---#")
     }
 
-    @Test func delayKeepsOrderOnABackgroundScheduler() {
+    @Test(.offThePool) func delayKeepsOrderOnABackgroundScheduler() {
         let values = Box<[Int]>([])
         let done = Box(false)
         Signal.from(0..<500).delay(.milliseconds(1), on: BackgroundScheduler())

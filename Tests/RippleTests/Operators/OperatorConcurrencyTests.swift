@@ -9,8 +9,8 @@ import RippleTestSupport
             let recorder = CompletenessRecorder()
             Signal<Int>.merge(subjects).subscribe(next: { recorder.next($0) }, completed: { recorder.terminal() })
             // Every send returns, each source's completion included.
-            let returned = finishes(within: Workload.timeLimit(45), "round \(round): four sources sending, then completing") {
-                runConcurrently(threads: 4, timeout: 30) { thread in
+            let returned = finishes("round \(round): four sources sending, then completing") {
+                runConcurrently(threads: 4) { thread in
                     for i in 0..<1_000 { subjects[thread].sendNext(thread * 1_000 + i) }
                     subjects[thread].sendCompleted()
                 }
@@ -29,7 +29,7 @@ import RippleTestSupport
             let recorder = CompletenessRecorder()
             let completions = Box(0)
             let scope = RippleDebug.currentScope
-            let returned = finishes(within: Workload.timeLimit(30), "round \(round): subscribing to the flatMap of 200 inner signals") {
+            let returned = finishes("round \(round): subscribing to the flatMap of 200 inner signals") {
                 RippleDebug.$currentScope.withValue(scope) {  // the subscriptions count for the leak check
                     _ = Signal.from(0..<200)
                         .flatMap { value in Signal.from([value * 2, value * 2 + 1]).subscribe(on: BackgroundScheduler()) }
@@ -55,8 +55,8 @@ import RippleTestSupport
             let recorder = CompletenessRecorder()
             a.combineLatest(b).subscribe(next: { pair in recorder.next(pair.0 * 10_000 + pair.1) },
                                          completed: { recorder.terminal() })
-            let returned = finishes(within: Workload.timeLimit(45), "round \(round): two sources sending, then completing") {
-                runConcurrently(threads: 2, timeout: 30) { thread in
+            let returned = finishes("round \(round): two sources sending, then completing") {
+                runConcurrently(threads: 2) { thread in
                     let subject = thread == 0 ? a : b
                     for i in 0...1_000 { subject.sendNext(i) }
                     subject.sendCompleted()
@@ -86,8 +86,8 @@ import RippleTestSupport
             let live = Box(0)
             let shared = source.onSubscribe { live.mutate { $0 += 1 } }.onDispose { live.mutate { $0 -= 1 } }.share()
             let notOnce = Box<[(value: Int, received: [Int])]>([])
-            let returned = finishes(within: Workload.timeLimit(45), "round \(round): four threads subscribing, sending, disposing") {
-                runConcurrently(threads: 4, timeout: 30) { thread in
+            let returned = finishes("round \(round): four threads subscribing, sending, disposing") {
+                runConcurrently(threads: 4) { thread in
                     for i in 0..<100 {
                         let value = thread * 1_000 + i
                         let received = Box<[Int]>([])
@@ -107,7 +107,7 @@ import RippleTestSupport
                     "round \(round): subscriptions that did not get their own value exactly once, e.g. \(misses.prefix(3))")
             let last = CompletenessRecorder()
             let subscription = shared.subscribe(next: { last.next($0) }, completed: { last.terminal() })
-            finishes(within: Workload.timeLimit(10), "round \(round): the last value and the completion") {
+            finishes("round \(round): the last value and the completion") {
                 source.sendNext(-1)
                 source.sendCompleted()
             }

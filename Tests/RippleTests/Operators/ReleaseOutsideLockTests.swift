@@ -24,10 +24,10 @@ struct Tracked: @unchecked Sendable {  // see `DeinitAction`
 /// lock ran the value's deinit there; a deinit that re-enters the operator (through another
 /// source, a sampler or the operator's clock) then deadlocked on that lock. Each test lets a
 /// value's release re-enter the operator that releases it, under a watchdog.
-@Suite(.leakChecked) struct ReleaseOutsideLockTests {
+@Suite(.leakChecked, .offThePool) struct ReleaseOutsideLockTests {
     @Test func combineLatestReleasesAReplacedValueOutsideItsLock() {
         let ids = Box<[[Int]]>([])
-        finishes(within: 10, "combineLatest releasing a replaced value whose deinit sends into the other source") {
+        finishes("combineLatest releasing a replaced value whose deinit sends into the other source") {
             let a = Subject<Tracked>(), b = Subject<Tracked>()
             let subscription = a.combineLatest(b).subscribeNext { pair in ids.mutate { $0.append([pair.0.id, pair.1.id]) } }
             a.sendNext(Tracked(1) { b.sendNext(Tracked(9)) })
@@ -40,7 +40,7 @@ struct Tracked: @unchecked Sendable {  // see `DeinitAction`
 
     @Test func sampleReleasesAReplacedValueOutsideItsLock() {
         let ids = Box<[Int]>([])
-        finishes(within: 10, "sample releasing a replaced value whose deinit sends into the sampler") {
+        finishes("sample releasing a replaced value whose deinit sends into the sampler") {
             let source = Subject<Tracked>(), sampler = Subject<Void>()
             let subscription = source.sample(sampler).subscribeNext { value in ids.mutate { $0.append(value.id) } }
             source.sendNext(Tracked(1) { sampler.sendNext(()) })
@@ -52,7 +52,7 @@ struct Tracked: @unchecked Sendable {  // see `DeinitAction`
 
     @Test func debounceReleasesAReplacedValueOutsideItsLock() {
         let ids = Box<[Int]>([])
-        finishes(within: 10, "debounce releasing a replaced value whose deinit advances the clock") {
+        finishes("debounce releasing a replaced value whose deinit advances the clock") {
             let clock = TestScheduler()
             let source = Subject<Tracked>()
             let subscription = source.debounce(.milliseconds(30), on: clock)
@@ -66,7 +66,7 @@ struct Tracked: @unchecked Sendable {  // see `DeinitAction`
 
     @Test func debounceReleasesTheValueAnErrorDropsOutsideItsLock() {
         let events = Box<[String]>([])
-        finishes(within: 10, "debounce dropping a value on error whose deinit advances the clock") {
+        finishes("debounce dropping a value on error whose deinit advances the clock") {
             let clock = TestScheduler()
             let source = Subject<Tracked>()
             source.debounce(.milliseconds(30), on: clock).subscribe(
@@ -80,7 +80,7 @@ struct Tracked: @unchecked Sendable {  // see `DeinitAction`
 
     @Test func throttleReleasesAReplacedValueOutsideItsLock() {
         let ids = Box<[Int]>([])
-        finishes(within: 10, "throttle releasing a replaced value whose deinit advances the clock") {
+        finishes("throttle releasing a replaced value whose deinit advances the clock") {
             let clock = TestScheduler()
             let source = Subject<Tracked>()
             let subscription = source.throttle(.milliseconds(30), on: clock)
@@ -95,7 +95,7 @@ struct Tracked: @unchecked Sendable {  // see `DeinitAction`
 
     @Test func throttleReleasesTheValueAnErrorDropsOutsideItsLock() {
         let events = Box<[String]>([])
-        finishes(within: 10, "throttle dropping a value on error whose deinit advances the clock") {
+        finishes("throttle dropping a value on error whose deinit advances the clock") {
             let clock = TestScheduler()
             let source = Subject<Tracked>()
             source.throttle(.milliseconds(30), on: clock).subscribe(
@@ -110,7 +110,7 @@ struct Tracked: @unchecked Sendable {  // see `DeinitAction`
 
     @Test func timedBufferReleasesTheValuesAnErrorDropsOutsideItsLock() {
         let events = Box<[String]>([])
-        finishes(within: 10, "buffer(timeSpan:) dropping values on error whose deinit advances the clock") {
+        finishes("buffer(timeSpan:) dropping values on error whose deinit advances the clock") {
             let clock = TestScheduler()
             let source = Subject<Tracked>()
             source.buffer(timeSpan: .milliseconds(30), on: clock).subscribe(
@@ -124,7 +124,7 @@ struct Tracked: @unchecked Sendable {  // see `DeinitAction`
 
     @Test func delayReleasesTheValuesAnErrorDropsOutsideItsLock() {
         let events = Box<[String]>([])
-        finishes(within: 10, "delay dropping values on error whose deinit advances the clock") {
+        finishes("delay dropping values on error whose deinit advances the clock") {
             let clock = TestScheduler()
             let source = Subject<Tracked>()
             source.delay(.milliseconds(30), on: clock).subscribe(
@@ -138,7 +138,7 @@ struct Tracked: @unchecked Sendable {  // see `DeinitAction`
 
     @Test func aReleasedValueMayDisposeItsOwnSubscription() {
         let ids = Box<[Int]>([])
-        finishes(within: 10, "operators releasing a value whose deinit disposes the subscription") {
+        finishes("operators releasing a value whose deinit disposes the subscription") {
             let clock = TestScheduler()
             let a = Subject<Tracked>(), b = Subject<Tracked>()
             let subscription = SerialDisposable()

@@ -92,7 +92,7 @@ import RippleTestSupport
             let recorder = CompletenessRecorder()
             let scope = RippleDebug.currentScope
             // The subscribe runs the producer, which sends 2,000 values and the completion: it returns.
-            let returned = finishes(within: Workload.timeLimit(30), "round \(round): subscribing, which sends 2,000 values and the completion") {
+            let returned = finishes("round \(round): subscribing, which sends 2,000 values and the completion") {
                 RippleDebug.$currentScope.withValue(scope) {  // the subscription counts for the leak check
                     _ = Signal<Int> { subscriber in
                         for i in 0..<2_000 { subscriber.sendNext(i) }
@@ -117,9 +117,9 @@ import RippleTestSupport
             let upstream = sink!
             let step = Progress()
             // Every send returns: the four senders (step 0), then the completion (step 1).
-            let returned = finishes(within: Workload.timeLimit(45), "round \(round): four senders, then the completion",
+            let returned = finishes("round \(round): four senders, then the completion",
                                     progress: step) {
-                runConcurrently(threads: 4, timeout: 30) { thread in
+                runConcurrently(threads: 4) { thread in
                     for i in 0..<500 { upstream.sendNext(thread * 10_000 + i) }
                 }
                 step.advance()
@@ -144,7 +144,7 @@ import RippleTestSupport
             .deliver(on: Self.schedulers[schedulerIndex]())
             .subscribe(next: { recorder.next($0); arrived.add(1, ordering: .releasing) }, completed: { recorder.terminal() })
         let upstream = sink!
-        let finished = finishes(within: Workload.timeLimit(60), "single values, bursts and two senders") {
+        let finished = finishes("single values, bursts and two senders") {
             var sent = 0
             for round in 0..<20 {
                 for i in 0..<10 {  // one at a time: everything sent before has arrived
@@ -153,7 +153,7 @@ import RippleTestSupport
                     sent += 1
                 }
                 for i in 0..<500 { upstream.sendNext(round * 1_000_000 + 1_000 + i) }
-                runConcurrently(threads: 2, timeout: 30) { thread in
+                runConcurrently(threads: 2) { thread in
                     for i in 0..<200 { upstream.sendNext(-(thread * 100_000_000 + round * 1_000 + i) - 1) }
                 }
                 sent += 900

@@ -58,9 +58,9 @@ import RippleTestSupport
         c.dispose()
     }
 
-    @Test func autoconnectKeepsTheSubjectSoALateSubscriberToAFinishedSourceGetsItsEnd() {
+    @Test func autoconnectKeepsAGivenSubjectSoALateSubscriberToAFinishedSourceGetsItsEnd() {
         let runs = Box(0)
-        let shared = countedSource(runs).publish().autoconnect()
+        let shared = countedSource(runs).multicast(Subject<Int>()).autoconnect()
         let first = Recorder<Int>(), late = Recorder<Int>()
         shared.subscribe(first)
         shared.subscribe(late)
@@ -199,10 +199,15 @@ import RippleTestSupport
         // A's source then sends a value that B's subscriber forwards into x: A needs x's turn.
         let x = Subject<Int>()
         let aConnecting = DispatchSemaphore(value: 0)
+        let bReceived = Box(false)
         let source = Signal<Int> { subscriber in
             aConnecting.signal()
-            usleep(100_000)  // B arrives meanwhile
-            subscriber.sendNext(1)
+            // Still connecting: sends until B, which joins meanwhile, has a value (however long
+            // B's thread waits for a core), so the value that needs x's turn reaches B.
+            while !bReceived.value {
+                subscriber.sendNext(1)
+                usleep(1_000)
+            }
             return nil
         }
         let shared = source.share()
@@ -212,7 +217,10 @@ import RippleTestSupport
             forwarded.mutate { $0.append(value) }
             if value == 0 {
                 aConnecting.wait()
-                let subscription = shared.subscribeNext { w in x.sendNext(w + 100) }  // not under keep's lock
+                let subscription = shared.subscribeNext { w in  // not under keep's lock
+                    bReceived.value = true
+                    x.sendNext(w + 100)
+                }
                 keep.mutate { $0.append(subscription) }
             }
         }
@@ -221,7 +229,7 @@ import RippleTestSupport
             keep.mutate { $0.append(subscription) }
         }
         a.start()
-        let finished = finishes(within: 10, "a subscriber waiting for a connect that waits for its turn") { x.sendNext(0) }
+        let finished = finishes("a subscriber waiting for a connect that waits for its turn") { x.sendNext(0) }
         #expect(finished)
         #expect(waitUntil { forwarded.value.contains(101) }, "the value A's source sent reached B and x: \(forwarded.value)")
         for subscription in keep.value { subscription.dispose() }
@@ -266,7 +274,9 @@ import RippleTestSupport
                         shared.value?.subscribe(next: { _ in }, error: { _ in }, completed: {}).dispose()
                         joined.signal()
                     }.start()
-                    if joined.wait(timeout: .now() + 2) == .timedOut { blocked.value = true }
+                    // Held by the leaving thread, the lock would keep that subscribe waiting for
+                    // good: past the hang limit, it was held.
+                    if joined.wait(timeout: .now() + Workload.hangLimit) == .timedOut { blocked.value = true }
                 })
             } else {
                 subscriber.sendCompleted()

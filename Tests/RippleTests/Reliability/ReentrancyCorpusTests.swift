@@ -22,7 +22,7 @@ import RippleTestSupport
         let subject = BehaviorSubject(Payload(0))
         let seen = Box<[Int]>([])
         let subscription = subject.subscribeNext { payload in seen.mutate { $0.append(payload.id) } }
-        let finished = finishes(within: 10, "a send whose replaced value re-enters the subject") {
+        let finished = finishes("a send whose replaced value re-enters the subject") {
             let first = Payload(1)
             first.onDeinit = { [weak subject] in
                 guard let subject else { return }
@@ -41,7 +41,7 @@ import RippleTestSupport
         let subject = ReplaySubject<Payload>(capacity: 1)
         let seen = Box<[Int]>([])
         let subscription = subject.subscribeNext { payload in seen.mutate { $0.append(payload.id) } }
-        let finished = finishes(within: 10, "a send whose evicted value re-enters the subject") {
+        let finished = finishes("a send whose evicted value re-enters the subject") {
             let first = Payload(1)
             first.onDeinit = { [weak subject] in subject?.sendNext(Payload(3)) }
             subject.sendNext(first)
@@ -56,7 +56,7 @@ import RippleTestSupport
         let scheduler = TestScheduler()
         let subject = ReplaySubject<Payload>(capacity: 10, maxAge: .seconds(1), scheduler: scheduler)
         let lateJoiner = Box<[Int]>([])
-        let finished = finishes(within: 10, "a replay whose expired value re-enters the subject") {
+        let finished = finishes("a replay whose expired value re-enters the subject") {
             let old = Payload(1)
             old.onDeinit = { [weak subject] in
                 guard let subject else { return }
@@ -95,7 +95,7 @@ import RippleTestSupport
         let subject = ReplaySubject<Int>(capacity: 10, maxAge: .seconds(5), scheduler: clock)
         clock.onNow = { [weak subject] in _ = subject?.retainedCount }
         let seen = Box<[Int]>([])
-        let finished = finishes(within: 10, "a clock read that re-enters the subject") {
+        let finished = finishes("a clock read that re-enters the subject") {
             subject.sendNext(1)
             subject.subscribeNext { value in seen.mutate { $0.append(value) } }.dispose()
             subject.sendNext(2)
@@ -121,7 +121,7 @@ import RippleTestSupport
         cell.value = promise
         let seen = Box<[Int]>([])
         let subscription = promise.get().subscribeNext { value in seen.mutate { $0.append(value.id) } }
-        let finished = finishes(within: 10, "an == that re-enters the promise") {
+        let finished = finishes("an == that re-enters the promise") {
             promise.set(Reading(id: 0, promise: cell))  // equal: ignored
             promise.set(Reading(id: 1, promise: cell))
             promise.set(Reading(id: 1, promise: cell))  // equal: ignored
@@ -168,7 +168,7 @@ import RippleTestSupport
         }
         let recorder = Recorder<Int>()
         let subscription = subject.deliver(on: scheduler, bufferSize: 2).subscribe(recorder)
-        let finished = finishes(within: 10, "a schedule call that re-enters the relay's source") {
+        let finished = finishes("a schedule call that re-enters the relay's source") {
             for value in 1...20 { subject.sendNext(value) }
             subject.sendCompleted()
         }

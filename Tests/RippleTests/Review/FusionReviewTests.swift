@@ -5,7 +5,7 @@ import Testing
 import RippleTestSupport
 
 /// Review of issue 19's cold-path fusion: shapes the fusion tests did not cover.
-@Suite(.leakChecked) struct FusionReviewTests {
+@Suite(.leakChecked, .offThePool) struct FusionReviewTests {
     static let depth = Workload.size(100_000)
 
     /// A custom operator written the usual way — `Signal { }` around a library pipeline,

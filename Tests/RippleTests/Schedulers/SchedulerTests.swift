@@ -129,7 +129,7 @@ private func recurse(on scheduler: any Scheduler, steps: Int, drive: () -> Void 
     }
 }
 
-@Suite(.leakChecked) struct BackgroundSchedulerTests {
+@Suite(.leakChecked, .offThePool) struct BackgroundSchedulerTests {
     @Test func runsActionsOffTheCaller() {
         let ran = Box(false)
         let d = BackgroundScheduler(qos: .utility).schedule { ran.value = true }
@@ -220,7 +220,7 @@ private func recurse(on scheduler: any Scheduler, steps: Int, drive: () -> Void 
     }
 }
 
-@Suite(.leakChecked) struct CurrentSchedulerTests {
+@Suite(.leakChecked, .offThePool) struct CurrentSchedulerTests {
     @Test func isNilOutsideAnyScheduler() {
         #expect(Schedulers.current == nil)
     }

@@ -182,7 +182,7 @@ import RippleTestSupport
 
     /// A subscriber joining while another thread floods the subject gets a gapless run: the
     /// retained values, then every value accepted after the join, each once, in order.
-    @Test func aJoinDuringAFloodSeesNoGapAndNoDuplicate() {
+    @Test(.offThePool) func aJoinDuringAFloodSeesNoGapAndNoDuplicate() {
         let replay = ReplaySubject<Int>(capacity: 100)
         let stop = Atomic<Bool>(false)
         let sender = Thread {

@@ -52,8 +52,10 @@ extension Signal where Value == Int32 {
                 return source
             }
             // libdispatch installs its forwarding handler while registering a signal's first
-            // source in the process; learn it, to put it back after a restore.
-            _ = registered.wait(timeout: .now() + .seconds(2))
+            // source in the process; learn it, to put it back after a restore. Registration
+            // takes a turn of dispatch's manager thread, which a busy machine may delay for
+            // seconds: `subscribe` waits for it, so a signal sent once it returns is received.
+            registered.wait()
             for number in signals { SignalDispositions.shared.learnDispatchHandler(from: number) }
             return ActionDisposable {
                 for source in sources { source.cancel() }

@@ -95,9 +95,9 @@ extension RippleDebug {
     /// How many `deliver(on:)` sends gave up waiting for room after `DeliveryOverflow.waitLimit`
     /// and let their value into the buffer beyond its bound (since the process started).
     ///
-    /// Zero in a healthy process: a nonzero count means a drain was held up for a second by
-    /// code the wait-for graph cannot see (a plain block on the scheduler's queue waiting for
-    /// the sender, say), or a scheduler that slow.
+    /// A nonzero count means a drain was held up for a second: by code the wait-for graph
+    /// cannot see (a plain block on the scheduler's queue waiting for the sender, say), or by a
+    /// scheduler that slow — a callback that takes seconds, or a machine too busy to run it.
     ///
     ///     if RippleDebug.deliveryWaitsTimedOut > 0 { log.warning("deliver(on:) waits ran out") }
     public static var deliveryWaitsTimedOut: Int { timedOutWaits.load(ordering: .relaxed) }

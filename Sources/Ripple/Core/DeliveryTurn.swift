@@ -246,7 +246,8 @@ final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable, `stat
 
     /// After `.timedOut`, when a waker had already taken this waiter (it will wake it: it stores
     /// its news and, the word being *asleep*, signals): waits for that wake, which comes right
-    /// after the waker unlocks, and consumes it.
+    /// after the waker unlocks, and consumes it. So every waker of a timed wait must wake the
+    /// waiters it took before it runs any user code: this wait has no bound of its own.
     @usableFromInline
     func finishTimedWait() -> TimedWake {
         handed.wait()

@@ -208,9 +208,13 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
             defer { state.scheduled = nil; state.waiters = [] }
             return (state.queue.removeAll(), state.scheduled, state.waiters)
         }
-        _ = dropped  // released here, outside the lock
+        // Wake the waiting senders first: releasing the dropped values and cancelling the drain
+        // run user code (a value's deinit, the scheduler's disposable), which may wait for a turn
+        // one of those senders holds — and a sender whose wait ran out waits for this wake.
+        withExtendedLifetime(dropped) {
+            for waiter in waiters { waiter.handOff() }
+        }  // `dropped` is released here, outside the lock, after the wakes
         scheduled?.dispose()
-        for waiter in waiters { waiter.handOff() }
     }
 
     /// What `enqueue` does after unlocking.
@@ -295,7 +299,10 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
                         mayWait = false
                         timedOutWaits.add(1, ordering: .relaxed)
                     } else {
-                        _ = waiter.finishTimedWait()  // a drain or dispose took it: its wake is on the way
+                        // A drain or dispose took it: its wake comes right after that unlocks,
+                        // before any user code. The deadline has passed: no second wait.
+                        _ = waiter.finishTimedWait()
+                        mayWait = false
                     }
                 }
             case .askScheduler:

@@ -9,7 +9,7 @@ import RippleTestSupport
 /// a plain block on the queue, an action of a queue targeting it, a sender on the queue it
 /// targets. Each used to deadlock; now a wait ends at `DeliveryOverflow.waitLimit`, the value
 /// enters beyond the bound, and every value arrives exactly once, in order.
-@Suite(.leakChecked, .offThePool) struct DeliveryWaitLimitTests {
+@Suite(.leakChecked, .offThePool, .serialized) struct DeliveryWaitLimitTests {
     /// How long a test waits for a send that should return (a hang guard, not a measurement).
     static let hangGuard: DispatchTimeInterval = .seconds(120)
 
@@ -110,6 +110,38 @@ import RippleTestSupport
         subscription.dispose()
     }
 
+    @Test func disposeWakesAWaitingSenderBeforeItsSchedulersCancellationRuns() {
+        // The scheduler's cancellation is user code that waits for the queue; a plain block on
+        // the queue waits for the subject's turn, which the waiting sender holds. Woken only
+        // after that cancellation, the sender (its wait run out, its wake taken) never returned.
+        let queue = DispatchQueue(label: "delivery")
+        let source = Subject<Int>()
+        let received = Box<[Int]>([])
+        let subscription = source.deliver(on: QueueSyncingCancellation(queue: queue), bufferSize: 1)
+            .subscribeNext { value in received.mutate { $0.append(value) } }
+        let gate = DispatchSemaphore(value: 0), blockReturned = DispatchSemaphore(value: 0)
+        queue.async {
+            gate.wait()
+            source.sendNext(100)
+            blockReturned.signal()
+        }
+        let sender = startSender {
+            source.sendNext(1)
+            source.sendNext(2)
+        }
+        waitUntilWaiting(sender.identity)
+        gate.signal()
+        let disposed = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            subscription.dispose()
+            disposed.signal()
+        }
+        #expect(sender.returned.wait(timeout: .now() + Self.hangGuard) == .success, "the waiting sender never returned")
+        #expect(disposed.wait(timeout: .now() + Self.hangGuard) == .success, "dispose never returned")
+        #expect(blockReturned.wait(timeout: .now() + Self.hangGuard) == .success, "the plain block never returned")
+        #expect(received.value.allSatisfy { $0 == 1 || $0 == 2 })
+    }
+
     @Test func aSenderWhoseWaitTimedOutLeavesNoStaleWakeForItsNextWait() {
         let waiter = TurnWaiter(TurnIdentity.current)
         #expect(waiter.wait(until: .now()) == .timedOut)
@@ -150,4 +182,35 @@ import RippleTestSupport
         #expect(received.value == Array(1...200))
         subscription.dispose()
     }
+}
+
+/// A serial-queue scheduler whose cancellation waits for its queue (`queue.sync {}`): user code
+/// in a disposable that depends on what the queue runs.
+final class QueueSyncingCancellation: Scheduler {
+    let queue: DispatchQueue
+    private let base: SerialQueueScheduler
+
+    init(queue: DispatchQueue) {
+        self.queue = queue
+        base = SerialQueueScheduler(queue: queue)
+    }
+
+    func schedule(_ action: @escaping @Sendable () -> Void) -> any Disposable {
+        let scheduled = base.schedule(action)
+        return ActionDisposable { [queue] in
+            scheduled.dispose()
+            queue.sync {}
+        }
+    }
+
+    func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> any Disposable {
+        let scheduled = base.schedule(after: delay, action)
+        return ActionDisposable { [queue] in
+            scheduled.dispose()
+            queue.sync {}
+        }
+    }
+
+    var runsActionsOnItsOwnThreads: Bool { true }
+    var isCurrent: Bool { base.isCurrent }
 }

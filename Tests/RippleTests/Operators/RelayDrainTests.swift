@@ -68,6 +68,23 @@ import RippleTestSupport
         #expect(!drain.keeps(first), "a late schedule of the first drain must not replace the second's disposable")
     }
 
+    @Test func aLateScheduleOfAFinishedDrainDoesNotReplaceTheNextDrainsDisposable() {
+        // The first drain runs inline and finishes inside `schedule`; before that call returns,
+        // the next value asks for a second drain. The first `schedule`'s late return must not
+        // store its disposable over the second's, or `dispose()` would leave the second scheduled.
+        let scheduler = InlineOnceScheduler()
+        let recorder = Recorder<Int>()
+        let relay = DeliveryRelay(
+            to: PassthroughSubscriber(forwardingTo: recorder, direct: nil, disposable: CompoundDisposable()),
+            on: scheduler, bufferSize: 8, overflow: .wait)
+        scheduler.afterFirstAction = { relay.enqueue(.next(2)) }
+        relay.enqueue(.next(1))
+        #expect(recorder.values == [1])
+        #expect(scheduler.pending == 1, "the second drain is scheduled")
+        relay.dispose()
+        #expect(scheduler.pending == 0, "dispose() cancelled the second drain")
+    }
+
     @Test func disposingARelayCancelsTheDrainScheduledAfterAnEarlierOneFinished() {
         let scheduler = TestScheduler()
         let source = Subject<Int>()
@@ -81,4 +98,29 @@ import RippleTestSupport
         scheduler.run()
         #expect(recorder.values == [1])
     }
+}
+
+/// Runs its first action at once, then `afterFirstAction`, before `schedule` returns; keeps
+/// later actions pending (counted) until their disposable cancels them.
+final class InlineOnceScheduler: Scheduler, @unchecked Sendable {  // used by one thread in one test
+    var afterFirstAction: (() -> Void)?
+    private(set) var pending = 0
+    private var calls = 0
+
+    func schedule(_ action: @escaping @Sendable () -> Void) -> any Disposable {
+        calls += 1
+        if calls == 1 {
+            action()
+            afterFirstAction?()
+            return ActionDisposable {}
+        }
+        pending += 1
+        return ActionDisposable { [self] in pending -= 1 }
+    }
+
+    func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> any Disposable {
+        schedule(action)
+    }
+
+    var runsActionsOnItsOwnThreads: Bool { true }
 }

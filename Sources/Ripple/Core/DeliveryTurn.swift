@@ -156,7 +156,15 @@ final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable, `stat
     /// got to `wait` (a forwarder's sender enqueues under its operator's lock and waits later).
     /// Read and written only by this waiter's own thread.
     @usableFromInline var expectsWake = false
-    /// 0: waiting (spinning), 1: handed the turn, 2: asleep on `handed`, 3: its entries delivered.
+    /// The wake word. Transitions (W: the waiting thread, K: a waker, one wake per wait):
+    ///
+    /// | from | to | by | when |
+    /// |---|---|---|---|
+    /// | 0 waiting | 1 handed / 3 delivered | K | `handOff` / `done` before W sleeps |
+    /// | 0 waiting | 2 asleep | W | spinning ran out; W sleeps on `handed` |
+    /// | 2 asleep | 1 / 3 | K | K also signals `handed` |
+    /// | 1 / 3 | 0 | W | W consumes the wake (`wait`, `wait(until:)`, `finishTimedWait`) |
+    /// | 2 asleep | 0 | W | a timed wait withdrawn before any waker took it (`withdraw`) |
     private let state = Atomic<Int>(0)
     private let handed = DispatchSemaphore(value: 0)
 
@@ -263,8 +271,13 @@ final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable, `stat
     @usableFromInline
     func done() { wake(with: Self.delivered) }
 
+    /// The waker's side of the word. A wake lands on a waiter that has not yet consumed the
+    /// previous one only if the protocol broke (two wakes owed for one wait): the model checks
+    /// that it never happens (`turn.pml`), and debug builds stop here if it does.
     private func wake(with news: Int) {
-        if state.exchange(news, ordering: .acquiringAndReleasing) == Self.asleep { handed.signal() }
+        let previous = state.exchange(news, ordering: .acquiringAndReleasing)
+        assert(previous == 0 || previous == Self.asleep, "Ripple: a TurnWaiter was woken twice for one wait (state \(previous))")
+        if previous == Self.asleep { handed.signal() }
     }
 
     private static var handedTurn: Int { 1 }

@@ -178,7 +178,7 @@ import RippleTestSupport
 
     /// `take` inside a pipeline ends it: one completion, nothing after it. (The cold source
     /// stops too: `lift` links each upstream compound before its producer runs, see
-    /// `FusionReviewTests.takeStopsAColdSourceBehindAMap`.)
+    /// `FusionEdgeCaseTests.takeStopsAColdSourceBehindAMap`.)
     @Test func anOperatorEndingThePipelineEndsItOnce() {
         var seen: [Int] = []
         var completions = 0

@@ -4,7 +4,7 @@ import Testing
 @testable import Ripple
 import RippleTestSupport
 
-/// The three defects of the old delivery turn (issue 14), each as it was seen from outside, and
+/// The three defects of the old delivery turn, each as it was seen from outside, and
 /// the cycle the new turn must still break. Each failed (or hung, caught by the watchdog) before.
 @Suite(.leakChecked, .offThePool) struct DeliveryTurnRegressionTests {
     /// Defect 0: a thread subscribing to a subject that another thread floods took the delivery

@@ -139,7 +139,7 @@ private func observe<Owner: AnyObject & Sendable>(
         delivery.dispose()
     }
 
-    // The racy programs of issue 16 that Swift cannot reject statically, made safe by the hop:
+    // Racy programs that Swift cannot reject statically, made safe by the hop:
 
     @Test func racyProgramLocalVarMutatedAfterDeliverOnBackgroundWhileTheMainActorMutatesItToo() async {
         let subject = Subject<Int>()

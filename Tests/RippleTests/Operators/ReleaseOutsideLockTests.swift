@@ -20,7 +20,7 @@ struct Tracked: @unchecked Sendable {  // see `DeinitAction`
     }
 }
 
-/// Issue 15, "user code under locks": an operator that replaced or dropped a value inside its
+/// User code under locks: an operator that replaced or dropped a value inside its
 /// lock ran the value's deinit there; a deinit that re-enters the operator (through another
 /// source, a sampler or the operator's clock) then deadlocked on that lock. Each test lets a
 /// value's release re-enter the operator that releases it, under a watchdog.

@@ -32,7 +32,7 @@ enum SchedulingOperator: String, CaseIterable, CustomTestStringConvertible, Send
 }
 
 @Suite(.leakChecked, .offThePool) struct TimerCancellationTests {
-    /// Issue 15: `delay` dropped the disposable of each timer it scheduled, so a disposed
+    /// Formerly `delay` dropped the disposable of each timer it scheduled, so a disposed
     /// subscription kept its driver, its downstream subscriber and the delayed values until
     /// every timer fired — forever on a `TestScheduler` that is not advanced.
     @Test(arguments: SchedulingOperator.allCases)

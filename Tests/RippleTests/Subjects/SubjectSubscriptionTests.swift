@@ -4,7 +4,7 @@ import Testing
 @testable import Ripple
 import RippleTestSupport
 
-/// What a subject's subscription must keep however it stores its closures (issue 19: one
+/// What a subject's subscription must keep however it stores its closures (one
 /// allocation per subscription) and however a late subscriber's replay is delivered (no copy
 /// of the history per join): closures released at once, never while one runs, every kind of
 /// closure called; replays in order, exactly between the events accepted before and after.
@@ -210,7 +210,7 @@ import RippleTestSupport
 
 /// A subject that goes away ends every subscription and frees everything — its storage and
 /// history too — whatever the user still holds (subscriptions hold the storage weakly; holding
-/// it strongly was tried and reverted: `StrongStorageReviewTests`).
+/// it strongly was tried and reverted: `GoneSubjectStorageTests`).
 @Suite(.leakChecked) struct SubjectGoesAwayTests {
     final class Owner {}
 

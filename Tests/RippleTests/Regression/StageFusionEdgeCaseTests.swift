@@ -4,8 +4,8 @@ import Testing
 @testable import Ripple
 import RippleTestSupport
 
-/// Review of stage fusion (`StageRun`): shapes `StageFusionTests` did not cover.
-@Suite(.leakChecked, .offThePool) struct StageFusionReviewTests {
+/// Edge cases of stage fusion (`StageRun`): shapes `StageFusionTests` does not cover.
+@Suite(.leakChecked, .offThePool) struct StageFusionEdgeCaseTests {
     static let depth = Workload.size(100_000)
 
     /// `scan`'s per-subscription state behind a subject sent to from four threads at once: the
@@ -198,10 +198,9 @@ import RippleTestSupport
 }
 
 
-/// The RippleDebug change: a subscription reads the current scope only once some `Scope` was
-/// made. A scope made on one thread and made current on another thread, or inherited by a child
+/// A subscription reads the current `RippleDebug` scope only once some `Scope` was made. A scope made on one thread and made current on another thread, or inherited by a child
 /// task, still counts what is created there.
-@Suite struct RippleDebugScopeReviewTests {
+@Suite struct RippleDebugScopeTests {
     @Test func aScopeMadeOnOneThreadCountsOnAnotherAndInAChildTask() async {
         let scope = RippleDebug.Scope()
         let subject = Subject<Int>()

@@ -4,14 +4,15 @@ import Testing
 @testable import Ripple
 import RippleTestSupport
 
-/// Review of 3344dd5 (subscriptions held their subject's storage strongly; reverted): what a
-/// subscription the user still holds after its subject went away must not keep alive.
-@Suite(.leakChecked) struct StrongStorageReviewTests {
+/// What a subscription the user still holds after its subject went away must not keep alive: the
+/// subject's storage and history. (Subscriptions hold the storage weakly; holding it strongly was
+/// tried in 3344dd5 and reverted, as these tests fail with it.)
+@Suite(.leakChecked) struct GoneSubjectStorageTests {
     final class Payload {}
 
-    /// Before 3344dd5 the storage (and its history) went with the subject: the subscription held
-    /// it weakly. Now an ended subscription that the user keeps (a dispose bag, a property) keeps
-    /// the whole storage, with every value of a ReplaySubject's history, until it is released.
+    /// The storage (and its history) goes with the subject: the subscription holds it weakly.
+    /// Held strongly, an ended subscription that the user keeps (a dispose bag, a property) kept
+    /// the whole storage, with every value of a ReplaySubject's history, until it was released.
     @Test func aKeptSubscriptionDoesNotKeepAGoneReplaySubjectsHistory() {
         weak var weakPayload: Payload?
         var kept: (any Disposable)?
@@ -23,7 +24,7 @@ import RippleTestSupport
             kept = subject.subscribe(next: { _ in }, error: nil, completed: nil)
         }
         #expect(kept?.isDisposed == true)  // ended by the subject going away
-        #expect(weakPayload == nil)  // fails: the ended subscription keeps the history
+        #expect(weakPayload == nil)  // fails if the ended subscription keeps the history
         kept = nil
         #expect(weakPayload == nil)
     }
@@ -39,12 +40,12 @@ import RippleTestSupport
             kept = subject.subscribe(next: { _ in }, error: nil, completed: nil)
             kept?.dispose()  // even a subscription disposed long before the subject went away
         }
-        #expect(weakPayload == nil)  // fails: the disposed subscription keeps the latest value
+        #expect(weakPayload == nil)  // fails if the disposed subscription keeps the latest value
         kept = nil
     }
 
-    /// A bag that outlives many short-lived subjects grows by a whole storage (and history) per
-    /// subject, where it grew by one small subscription object before.
+    /// A bag that outlives many short-lived subjects grows by one small subscription object per
+    /// subject, not by a whole storage (and history).
     @Test func aLongLivedBagDoesNotKeepTheStoragesOfGoneSubjects() {
         let bag = CompoundDisposable()
         weak var lastStorage: SubjectStorage<Payload, ReplayHistory<Payload>>?
@@ -54,7 +55,7 @@ import RippleTestSupport
             for _ in 0..<4 { subject.sendNext(Payload()) }
             bag.add(subject.subscribe(next: { _ in }, error: nil, completed: nil))
         }
-        #expect(lastStorage == nil)  // fails: the bag keeps every gone subject's storage
+        #expect(lastStorage == nil)  // fails if the bag keeps every gone subject's storage
         bag.dispose()
     }
 }

@@ -4,8 +4,8 @@ import Testing
 @testable import Ripple
 import RippleTestSupport
 
-/// Review of issue 19's cold-path fusion: shapes the fusion tests did not cover.
-@Suite(.leakChecked, .offThePool) struct FusionReviewTests {
+/// Edge cases of cold-path fusion: shapes `ColdPathFusionTests` does not cover.
+@Suite(.leakChecked, .offThePool) struct FusionEdgeCaseTests {
     static let depth = Workload.size(100_000)
 
     /// A custom operator written the usual way — `Signal { }` around a library pipeline,
@@ -72,11 +72,11 @@ private final class Counter: Sendable {
     let pulled = Atomic<Int>(0)
 }
 
-/// Whether a cold source stops once the pipeline it feeds has ended (the brief: `Signal.from` over
-/// a huge range must stop soon after the subscription ends): the compound that a stage's
+/// Whether a cold source stops once the pipeline it feeds has ended (the guarantee: `Signal.from`
+/// over a huge range stops within an element once the subscription ends): the compound that a stage's
 /// completion or disposal disposes holds the subscription upstream of it before a synchronous
 /// source runs (`lift`, and every operator that subscribes inside its own subscribe closure).
-extension FusionReviewTests {
+extension FusionEdgeCaseTests {
     @Test func takeStopsAColdSourceBehindAMap() {
         let counter = Counter()
         var seen: [Int] = []
@@ -136,7 +136,7 @@ extension FusionReviewTests {
     }
 }
 
-extension FusionReviewTests {
+extension FusionEdgeCaseTests {
     /// A conformer of its own that keeps what it was handed (say, until its next event, as a
     /// delegate list that prunes lazily) and returns a disposable that does not dispose it.
     /// Before fusion the `subscribe(next:)` subscriber released the closures when disposed; fused

@@ -327,10 +327,12 @@ enum TurnIdentity {
 /// checked; new waits are checked one at a time under the lock. Only contended sends come here.
 @usableFromInline
 enum WaitGraph {
-    /// An owner whose turn holder the graph can read.
+    /// An owner whose turn holder the graph can read. Held strongly; the waiting thread keeps
+    /// the owner alive too, and `stopWaiting` releases the edge after unlocking, so the graph
+    /// never runs an owner's deinit under its lock.
     @usableFromInline
-    struct Edge: @unchecked Sendable {  // the waiting thread keeps the owner alive while the edge exists
-        @usableFromInline unowned(unsafe) let owner: any TurnOwner
+    struct Edge: @unchecked Sendable {  // owners are Ripple's own thread-safe objects (subjects' storage, subscribers, relays, connections)
+        @usableFromInline let owner: any TurnOwner
         @inlinable init(_ owner: any TurnOwner) { self.owner = owner }
     }
 
@@ -387,6 +389,7 @@ enum WaitGraph {
             thread = nextThread
             steps += 1
         }
+        assert(state.waiting.index(forKey: me) == nil, "Ripple: a thread started waiting twice without stopping")
         state.waiting[me] = Edge(owner)
         return true
     }
@@ -394,10 +397,11 @@ enum WaitGraph {
     /// Removes the calling waiter's edge once it holds the turn.
     @usableFromInline
     static func stopWaiting(_ identity: UInt) {
-        state.withLock { state in
+        let edge = state.withLock { state in
             let me = state.aliases[identity] ?? identity
-            state.waiting[me] = nil
+            return state.waiting.removeValue(forKey: me)
         }
+        _ = edge  // released here, after unlocking
     }
 
     /// Runs `body` with the calling thread acting as `continued` (a `StackGuard` continuation).

@@ -94,7 +94,7 @@ public final class MulticastConnection<Value>: SignalProtocol {
             source.subscribe(started.subject.subject, linking: { connection.disposable = $0 })
         } else {
             let subject = started.subject
-            let feeder = SourceFeeder(subject.subject, ended: { [weak self] in self?.runEnded(connection, feeding: subject) })
+            let feeder = SourceFeeder(subject.subject, ended: { [weak self] in self?.runEnded(connection, feeding: subject) ?? true })
             source.subscribe(feeder, linking: { connection.disposable = $0 })
         }
         return connection
@@ -104,15 +104,24 @@ public final class MulticastConnection<Value>: SignalProtocol {
     /// `subject` yet. Resets everything first, so a subscriber arriving from a terminal callback
     /// (a `retry`) or later starts a fresh run: forgets the run, takes a fresh subject, resets
     /// the `autoconnect()` count of the subscribers of `subject`, and disposes the run.
-    private func runEnded(_ connection: SerialDisposable, feeding subject: SubjectBox<Value>) {
-        let count = state.withLock { state -> SharedConnection<SubjectBox<Value>>? in
-            if state.connection === connection { state.connection = nil }
+    ///
+    /// Returns whether the terminal event is to be forwarded: not when the run was disposed
+    /// (or replaced) before its end got here. The subject is kept across a disposal, so a newer
+    /// run may feed it now, and a stale end must not end that run's subscribers or reset its
+    /// count. Decided under the lock, against `connect()`'s own check, so either the end wins
+    /// (the subject is replaced before any newer run can take it) or the disposal does.
+    private func runEnded(_ connection: SerialDisposable, feeding subject: SubjectBox<Value>) -> Bool {
+        let (isCurrent, count) = state.withLock { state -> (Bool, SharedConnection<SubjectBox<Value>>?) in
+            guard state.connection === connection, !connection.isDisposed else { return (false, nil) }
+            state.connection = nil
             // Not released here: the run's feeder holds `subject` until it has forwarded.
             if state.subject === subject { state.subject = SubjectBox(Subject<Value>()) }
-            return state.autoconnection
+            return (true, state.autoconnection)
         }
+        guard isCurrent else { return false }
         count?.sourceEnded(subject)
         connection.dispose()  // user code (the source's dispose): after unlocking
+        return true
     }
 
     /// The subject an `autoconnect()` connection starting now subscribes its subscribers to
@@ -140,8 +149,9 @@ public final class MulticastConnection<Value>: SignalProtocol {
     /// Every `autoconnect()` signal of one connection shares one count: the last subscriber
     /// of any of them disconnects. When `subscribe` returns, the source is connected, even if
     /// another thread is still connecting it (the call waits for that thread); a reconnection
-    /// waits until the previous upstream subscription is disposed, so two never feed the
-    /// subject at once — except where waiting would deadlock (a cycle in the wait-for graph,
+    /// after the last subscriber left waits until the previous upstream subscription is
+    /// disposed, so two never feed the subject at once (a run whose source ended feeds nothing
+    /// more, but its disposal may still run when the next starts) — except where waiting would deadlock (a cycle in the wait-for graph,
     /// see <doc:DeliveryTurn>), or for a subscriber arriving from the upstream's own
     /// dispose.
     ///
@@ -181,15 +191,16 @@ final class SubjectBox<Value> {
 }
 
 /// Feeds one run of a shared source into a subject of Ripple's: on a terminal event it first
-/// calls `ended`, which resets the sharing connection, then forwards the event.
+/// calls `ended`, which resets the sharing connection, then forwards the event if `ended`
+/// says the run was still current.
 ///
 /// A serializing receiver: it forwards each event at once to a subject, which serializes
 /// delivery itself, and `ended` is safe from any thread.
 final class SourceFeeder<Value>: SubscriberProtocol, SerializingReceiver {
     private let subject: any SubscriberProtocol<Value>
-    private let ended: () -> Void
+    private let ended: () -> Bool
 
-    init(_ subject: any SubscriberProtocol<Value>, ended: @escaping () -> Void) {
+    init(_ subject: any SubscriberProtocol<Value>, ended: @escaping () -> Bool) {
         self.subject = subject
         self.ended = ended
     }
@@ -197,13 +208,11 @@ final class SourceFeeder<Value>: SubscriberProtocol, SerializingReceiver {
     func sendNext(_ value: Value) { subject.sendNext(value) }
 
     func sendError(_ error: any Error) {
-        ended()
-        subject.sendError(error)
+        if ended() { subject.sendError(error) }
     }
 
     func sendCompleted() {
-        ended()
-        subject.sendCompleted()
+        if ended() { subject.sendCompleted() }
     }
 
     var isDisposed: Bool { subject.isDisposed }
@@ -276,8 +285,10 @@ extension SignalProtocol {
     /// run are still attached — `share().retry(3)` runs the source again on each attempt —
     /// and those subscribers get the terminal event once, and leave without disconnecting the
     /// fresh run. When `subscribe` returns, the source is connected (a subscriber arriving
-    /// while another thread connects waits for it), and a fresh run starts only after the
-    /// previous one is disposed.
+    /// while another thread connects waits for it). After the last subscriber left, a fresh run
+    /// starts only once the previous one is disposed; after the source ended, the ended run is
+    /// disposed as the connection resets, and a subscriber arriving meanwhile may start the
+    /// next run while that disposal still runs.
     ///
     ///     let page = request.share().retry(3)   // subscribers share a run; each retry runs `request` again
     public func share() -> Signal<Value> {
@@ -308,6 +319,7 @@ final class ShareState<Value>: Sendable {
             let feeder = SourceFeeder(subject, ended: {
                 ended()
                 connection.dispose()
+                return true  // a fresh subject per run: nothing else can be fed into this one
             })
             // Linked before the producer runs (`subscribe(_:linking:)`): the last subscriber
             // leaving while a synchronous source sends stops it at once.

@@ -191,6 +191,23 @@ import RippleTestSupport
     /// Two threads subscribe (some leave at once, some subscribe again from their completed
     /// callback) while a third ends every run it finds: every subscriber kept gets exactly one
     /// terminal event, and every upstream subscription is disposed.
+    @Test(arguments: kinds)
+    func theLateEndOfARunDisposedBeforeItEndedDoesNotReachTheNextRun(_ kind: String) {
+        // A source that keeps its subscribers stands in for the race: its first run's end
+        // arrives after that run was disposed and a second run started.
+        let source = KeepingSource()
+        let shared = kind == "share" ? source.share() : source.publish().autoconnect()
+        let first = shared.subscribe(next: { _ in }, error: { _ in }, completed: {})
+        first.dispose()  // the last subscriber leaves: the first run is disposed
+        let second = Recorder<Int>()
+        let subscription = shared.subscribe(second)
+        #expect(source.subscribers.count == 2, "a second run started")
+        source.subscribers[0].sendCompleted()  // the first run's late end
+        source.subscribers[1].sendNext(7)
+        #expect(second.events == [.next(7)], "the second run goes on, unended")
+        subscription.dispose()
+    }
+
     @Test(.offThePool, arguments: kinds)
     func subscribersArrivingAndLeavingWhileTheSourceEndsEachGetOneTerminalEventAndNoRunLeaks(_ kind: String) {
         let live = Box(0)
@@ -243,5 +260,16 @@ import RippleTestSupport
         #expect(live.value == 0, "\(live.value) upstream subscriptions were never disposed")
         for subscription in keep.value { subscription.dispose() }
         pending.value = []
+    }
+}
+
+/// A source that keeps every subscriber it is given, so a test can send into a run after the
+/// run was disposed.
+final class KeepingSource: SignalProtocol, @unchecked Sendable {  // used by one thread in one test
+    private(set) var subscribers: [any SubscriberProtocol<Int>] = []
+
+    func subscribe(_ subscriber: any SubscriberProtocol<Int>) -> any Disposable {
+        subscribers.append(subscriber)
+        return ActionDisposable {}
     }
 }

@@ -204,7 +204,8 @@ import RippleTestSupport
             aConnecting.signal()
             // Still connecting: sends until B, which joins meanwhile, has a value (however long
             // B's thread waits for a core), so the value that needs x's turn reaches B.
-            while !bReceived.value {
+            let giveUp = Date().addingTimeInterval(Workload.hangLimit)  // the test has failed by then
+            while !bReceived.value, Date() < giveUp {
                 subscriber.sendNext(1)
                 usleep(1_000)
             }

@@ -331,7 +331,7 @@ enum WaitGraph {
     /// the owner alive too, and `stopWaiting` releases the edge after unlocking, so the graph
     /// never runs an owner's deinit under its lock.
     @usableFromInline
-    struct Edge: @unchecked Sendable {  // owners are Ripple's own thread-safe objects (subjects' storage, subscribers, relays, connections)
+    struct Edge: Sendable {
         @usableFromInline let owner: any TurnOwner
         @inlinable init(_ owner: any TurnOwner) { self.owner = owner }
     }
@@ -419,7 +419,7 @@ enum WaitGraph {
 
 /// An object with a delivery turn (read by the wait-for graph).
 @usableFromInline
-protocol TurnOwner: AnyObject {
+protocol TurnOwner: AnyObject, Sendable {
     /// The current turn word.
     var turnWord: UInt { get }
 }

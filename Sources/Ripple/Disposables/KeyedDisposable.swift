@@ -4,7 +4,9 @@
 /// `dispose()` disposes all of them; anything set afterwards is disposed at once.
 ///
 /// A key's `hash(into:)`, `==` and `deinit` are user code, so none of them runs under the
-/// lock: a key may even use the same `KeyedDisposable` from its `==` or its `deinit`. Entries
+/// lock: a key may even use the same `KeyedDisposable` from its `==` or its `deinit`. (A key
+/// whose `==` sets a key of the same hash every time it runs makes the set it interrupts
+/// compare again, for ever: a set retries until its bucket held still while it compared.) Entries
 /// live in buckets by hash value (an `Int`, hashed by the lock's owner without user code); a
 /// set hashes its key first, looks its bucket up under the lock, compares keys after
 /// unlocking, and applies its change under the lock only if the bucket has not changed

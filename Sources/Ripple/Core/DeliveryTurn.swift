@@ -389,7 +389,7 @@ enum WaitGraph {
             thread = nextThread
             steps += 1
         }
-        assert(state.waiting.index(forKey: me) == nil, "Ripple: a thread started waiting twice without stopping")
+        precondition(state.waiting.index(forKey: me) == nil, "Ripple: a thread started waiting twice without stopping")
         state.waiting[me] = Edge(owner)
         return true
     }

@@ -66,6 +66,10 @@ public final class MulticastConnection<Value>: SignalProtocol {
     /// there is nothing to connect: the source is not run again and a disposed disposable is
     /// returned. `publish()`'s connection has a fresh subject by then, and connecting runs the
     /// source again.
+    ///
+    /// Disposing the returned disposable stops the run and leaves the subscribers attached and
+    /// unended, waiting for the next `connect()`; an end the source sends after that disposal
+    /// reaches none of them.
     @discardableResult
     public func connect() -> any Disposable {
         connect(feeding: nil)

@@ -188,9 +188,6 @@ import RippleTestSupport
         for subscription in keep.value { subscription.dispose() }
     }
 
-    /// Two threads subscribe (some leave at once, some subscribe again from their completed
-    /// callback) while a third ends every run it finds: every subscriber kept gets exactly one
-    /// terminal event, and every upstream subscription is disposed.
     @Test(arguments: kinds)
     func theLateEndOfARunDisposedBeforeItEndedDoesNotReachTheNextRun(_ kind: String) {
         // A source that keeps its subscribers stands in for the race: its first run's end
@@ -208,6 +205,9 @@ import RippleTestSupport
         subscription.dispose()
     }
 
+    /// Two threads subscribe (some leave at once, some subscribe again from their completed
+    /// callback) while a third ends every run it finds: every subscriber kept gets exactly one
+    /// terminal event, and every upstream subscription is disposed.
     @Test(.offThePool, arguments: kinds)
     func subscribersArrivingAndLeavingWhileTheSourceEndsEachGetOneTerminalEventAndNoRunLeaks(_ kind: String) {
         let live = Box(0)

@@ -263,6 +263,17 @@ final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable, `stat
         return state.exchange(0, ordering: .acquiring) == Self.handedTurn ? .handedTurn : .delivered
     }
 
+    /// Whether the calling thread queued an entry it owns and has not waited for it yet
+    /// (`expectsWake`), without making a waiter for a thread that has none. The owed-wake rule:
+    /// between queueing an owned entry (under an owner's or an operator's lock) and waiting for
+    /// it, a thread runs no user code — user code could send again and wait for something else,
+    /// with the wake it owes still to come. The lock-discipline check enforces it in debug builds.
+    @usableFromInline
+    static var currentThreadOwesAWait: Bool {
+        guard let pointer = pthread_getspecific(waiterKey) else { return false }
+        return Unmanaged<TurnWaiter>.fromOpaque(pointer).takeUnretainedValue().expectsWake
+    }
+
     /// `handOff`: wakes the waiter, which now holds the turn.
     @usableFromInline
     func handOff() { wake(with: Self.handedTurn) }

@@ -103,7 +103,8 @@ extension RippleDebug {
     public static var deliveryWaitsTimedOut: Int { timedOutWaits.load(ordering: .relaxed) }
 
     /// The lock-discipline check (debug builds): stops with a message naming `what` if the
-    /// calling thread holds a Ripple `Lock`. Called wherever Ripple is about to run user code —
+    /// calling thread holds a Ripple `Lock`, or owes a wait for an entry it queued (the owed-wake
+    /// rule, `TurnWaiter.currentThreadOwesAWait`). Called wherever Ripple is about to run user code —
     /// a callback, a subscribe closure, `==` — since user code under a lock deadlocks as soon as
     /// it re-enters. Compiles to nothing in release builds.
     @inlinable @inline(__always)
@@ -111,6 +112,7 @@ extension RippleDebug {
         #if DEBUG
         let held = ripple_locks_held_add(0)
         precondition(held == 0, "Ripple: \(what()) called while this thread holds \(held) Ripple lock(s): user code must never run under a lock")
+        precondition(!TurnWaiter.currentThreadOwesAWait, "Ripple: \(what()) called between queueing an owned entry and waiting for it: user code must not run while a wake is owed")
         #endif
     }
 }

@@ -16,6 +16,20 @@ import RippleTestSupport
         #expect(message.contains("a test's callback called while this thread holds 1 Ripple lock(s)"))
     }
 
+    @Test func userCodeReachedWhileAWakeIsOwedStopsWithAMessageNamingIt() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            TurnWaiter.ofCurrentThread.expectsWake = true  // as after queueing an owned entry
+            RippleDebug.checkNoLockHeld("a test's callback")
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("a test's callback called between queueing an owned entry and waiting for it"))
+    }
+
+    @Test func aThreadThatOwesNoWaitPassesTheCheck() {
+        #expect(!TurnWaiter.currentThreadOwesAWait)
+        RippleDebug.checkNoLockHeld("nothing")  // does not stop
+    }
+
     @Test func aLockCountsItselfOnlyWhileHeldAndOnlyOnItsThread() {
         let lock = Lock(0)
         #expect(ripple_locks_held_add(0) == 0)

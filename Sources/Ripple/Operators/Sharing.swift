@@ -56,8 +56,10 @@ public final class MulticastConnection<Value>: SignalProtocol {
     /// Subscribes to the subject (not to the source); see `connect()`.
     @discardableResult
     public func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
-        let subject = givenSubject ?? state.withLock { state in state.subject.subject }
-        return subject.subscribe(subscriber)
+        if let givenSubject { return givenSubject.subscribe(subscriber) }
+        // The box (a class reference) leaves the lock, not the existential subject inside it.
+        let box = state.withLock { state in state.subject }
+        return box.subject.subscribe(subscriber)
     }
 
     /// Subscribes the subject to the source, once; returns the connection's disposable.

@@ -83,6 +83,7 @@ import RippleTestSupport
         #expect(scheduler.pending == 1, "the second drain is scheduled")
         relay.dispose()
         #expect(scheduler.pending == 0, "dispose() cancelled the second drain")
+        scheduler.afterFirstAction = nil  // it captured the relay, which holds the scheduler
     }
 
     @Test func disposingARelayCancelsTheDrainScheduledAfterAnEarlierOneFinished() {

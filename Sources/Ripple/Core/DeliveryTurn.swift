@@ -188,18 +188,31 @@ final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable, `stat
     func wait() -> Bool {
         expectsWake = false
         defer { WaitGraph.stopWaiting(identity) }
+        return awaitWake(until: nil) == Self.handedTurn
+    }
+
+    /// Spins for a wake, then sleeps on `handed` until it comes or `deadline` passes (nil: no
+    /// deadline). Returns the wake consumed (`handedTurn` or `delivered`), or nil at the
+    /// deadline, the word still saying *asleep*.
+    private func awaitWake(until deadline: DispatchTime?) -> Int? {
         for round in 0..<1_000 {
-            if state.compareExchange(expected: Self.handedTurn, desired: 0, ordering: .acquiring).exchanged { return true }
-            if state.compareExchange(expected: Self.delivered, desired: 0, ordering: .acquiring).exchanged { return false }
+            if state.compareExchange(expected: Self.handedTurn, desired: 0, ordering: .acquiring).exchanged { return Self.handedTurn }
+            if state.compareExchange(expected: Self.delivered, desired: 0, ordering: .acquiring).exchanged { return Self.delivered }
             if round >= 100 { sched_yield() }
         }
         if state.compareExchange(expected: 0, desired: Self.asleep, ordering: .acquiringAndReleasing).exchanged {
-            handed.wait()
+            if let deadline {
+                if handed.wait(timeout: deadline) == .timedOut { return nil }
+            } else {
+                handed.wait()
+            }
         }
-        // Consumed: the hand-off or the delivery (which also woke the sleeper). Acquire pairs with
-        // its release, so what the holder wrote is visible.
-        return state.exchange(0, ordering: .acquiring) == Self.handedTurn
+        return consumeWake()
     }
+
+    /// Takes the wake the word holds (the hand-off or the delivery, which also woke a sleeper).
+    /// Acquire pairs with the waker's release, so what the holder wrote is visible.
+    private func consumeWake() -> Int { state.exchange(0, ordering: .acquiring) }
 
     /// What a bounded wait (`wait(until:)`) ended with.
     @usableFromInline
@@ -224,22 +237,9 @@ final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable, `stat
     @usableFromInline
     func wait(until deadline: DispatchTime) -> TimedWake {
         expectsWake = false
-        for round in 0..<1_000 {
-            if state.compareExchange(expected: Self.handedTurn, desired: 0, ordering: .acquiring).exchanged {
-                WaitGraph.stopWaiting(identity)
-                return .handedTurn
-            }
-            if state.compareExchange(expected: Self.delivered, desired: 0, ordering: .acquiring).exchanged {
-                WaitGraph.stopWaiting(identity)
-                return .delivered
-            }
-            if round >= 100 { sched_yield() }
-        }
-        if state.compareExchange(expected: 0, desired: Self.asleep, ordering: .acquiringAndReleasing).exchanged {
-            if handed.wait(timeout: deadline) == .timedOut { return .timedOut }
-        }
+        guard let wake = awaitWake(until: deadline) else { return .timedOut }
         WaitGraph.stopWaiting(identity)
-        return state.exchange(0, ordering: .acquiring) == Self.handedTurn ? .handedTurn : .delivered
+        return wake == Self.handedTurn ? .handedTurn : .delivered
     }
 
     /// After `.timedOut`, once the caller took this waiter out of its owner's waiters under the
@@ -260,7 +260,7 @@ final class TurnWaiter: @unchecked Sendable {  // `identity` is immutable, `stat
     func finishTimedWait() -> TimedWake {
         handed.wait()
         WaitGraph.stopWaiting(identity)
-        return state.exchange(0, ordering: .acquiring) == Self.handedTurn ? .handedTurn : .delivered
+        return consumeWake() == Self.handedTurn ? .handedTurn : .delivered
     }
 
     /// Whether the calling thread queued an entry it owns and has not waited for it yet

@@ -176,6 +176,10 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
     /// `state.drain.word`, published under the lock for the wait-for graph (`turnWord`).
     @usableFromInline let drainer = Atomic<UInt>(0)
 
+    /// Publishes the drain's word for the wait-for graph (under the lock, after each transition).
+    @inlinable
+    func publish(_ drain: RelayDrain) { drainer.store(drain.word, ordering: .releasing) }
+
     @inlinable
     init(to downstream: PassthroughSubscriber<Value>, on scheduler: any Scheduler, bufferSize: Int, overflow: DeliveryOverflow) {
         self.downstream = downstream
@@ -203,7 +207,7 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
             state.values = 0
             if state.drain.phase == .scheduled {  // cancelled below; if it runs anyway, `start` stops it
                 state.drain.finish()
-                drainer.store(state.drain.word, ordering: .releasing)
+                publish(state.drain)
             }
             defer { state.scheduled = nil; state.waiters = [] }
             return (state.queue.removeAll(), state.scheduled, state.waiters)
@@ -288,38 +292,39 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
                 if disposeNow { scheduled.dispose() }
                 return
             case .wait(let waiter):
-                // Woken when the drain takes values out, or on dispose; then try again. A wait the
-                // graph cannot prove will end (a plain block or another queue holding the drain up)
-                // ends at the deadline: the value then enters beyond the bound.
-                let limit = deadline ?? DispatchTime.now() + .nanoseconds(Int(DeliveryOverflow.waitLimit / .nanoseconds(1)))
-                deadline = limit
-                if case .timedOut = waiter.wait(until: limit) {
-                    if withdraw(waiter) {
-                        waiter.withdraw()
-                        mayWait = false
-                        timedOutWaits.add(1, ordering: .relaxed)
-                    } else {
-                        // A drain or dispose took it: its wake comes right after that unlocks,
-                        // before any user code. The deadline has passed: no second wait.
-                        _ = waiter.finishTimedWait()
-                        mayWait = false
-                    }
-                }
+                // Woken when the drain takes values out, or on dispose; then try again, unless
+                // the wait ran out: then the value enters beyond the bound.
+                if !waitForRoom(waiter, deadline: &deadline) { mayWait = false }
             case .askScheduler:
                 mayWait = senderMayWait()
             }
         }
     }
 
-    /// Takes a sender whose wait timed out out of the waiters; false if a drain or `dispose()`
-    /// already took it (and will wake it).
+    /// Waits for room until this send's deadline (set at its first wait, `waitLimit` on);
+    /// returns false when the deadline passed. A wait the graph cannot prove will end (a plain
+    /// block or another queue holding the drain up) ends there.
+    ///
+    /// At the deadline the sender takes itself out of the waiters under the lock; if a drain or
+    /// `dispose()` already took it, their wake comes right after they unlock, before any user
+    /// code, and is consumed here. Either way the deadline has passed: no second wait.
     @usableFromInline
-    func withdraw(_ waiter: TurnWaiter) -> Bool {
-        state.withLock { state in
+    func waitForRoom(_ waiter: TurnWaiter, deadline: inout DispatchTime?) -> Bool {
+        let limit = deadline ?? .now() + .nanoseconds(DeliveryOverflow.waitLimit.clampedNanoseconds)
+        deadline = limit
+        guard case .timedOut = waiter.wait(until: limit) else { return true }
+        let withdrawn = state.withLock { state in
             guard let index = state.waiters.firstIndex(where: { $0 === waiter }) else { return false }
             state.waiters.remove(at: index)
             return true
         }
+        if withdrawn {
+            waiter.withdraw()
+            timedOutWaits.add(1, ordering: .relaxed)
+        } else {
+            _ = waiter.finishTimedWait()
+        }
+        return false
     }
 
     /// Whether a sender may block for room: the scheduler runs actions on its own threads and
@@ -333,7 +338,7 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
     @inlinable
     func scheduleIfIdle(_ state: inout State) -> Step {
         guard let generation = state.drain.request() else { return .done }
-        drainer.store(state.drain.word, ordering: .releasing)
+        publish(state.drain)
         return .schedule(generation)
     }
 
@@ -354,7 +359,7 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
                 if starting {
                     starting = false
                     guard state.drain.start(by: me) else { return nil }  // disposed: this drain is not wanted
-                    drainer.store(state.drain.word, ordering: .releasing)
+                    publish(state.drain)
                 }
                 if !state.isDisposed, !state.queue.isEmpty {
                     state.values = 0
@@ -363,7 +368,7 @@ final class DeliveryRelay<Value>: Disposable, TurnOwner, @unchecked Sendable {  
                     return state.waiters
                 }
                 state.drain.finish()
-                drainer.store(state.drain.word, ordering: .releasing)
+                publish(state.drain)
                 finished = state.scheduled
                 state.scheduled = nil
                 if !state.isDisposed, batch.capacity <= Self.reusedBatchCapacity { state.queue.reuse(&batch) }

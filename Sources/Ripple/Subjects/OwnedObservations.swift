@@ -115,12 +115,13 @@ final class OwnedObservations: Sendable {
         // Reading a weak reference makes a strong one; if the owner's last other reference goes
         // meanwhile, releasing it here would run the owner's deinit under the lock: it is
         // released with `gone`, after unlocking.
-        let owner = entry.owner
-        if let owner { gone.owners.append(owner) }
-        if owner == nil {
+        guard let owner = entry.owner else {
             state.entries.removeFirst()
             gone.dead.append(entry)
-        } else if entry.observation.isDisposed {
+            return
+        }
+        gone.owners.append(owner)
+        if entry.observation.isDisposed {
             state.entries.removeFirst()
             gone.disposed.append(entry)
         } else if state.entries.count > 1 {  // a lone entry stays put: no churn of the ring's storage

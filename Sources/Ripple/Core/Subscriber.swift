@@ -75,6 +75,32 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
     /// delivering thread returns — as a turn holder's tidy does.
     @usableFromInline @exclusivity(unchecked) var upstreamSerializes = false
 
+    #if DEBUG
+    /// Debug builds: fused deliveries running now. The rule that makes fusion sound (one
+    /// sender, whose calls never overlap, and no re-entry) is a property of the whole program,
+    /// so debug builds check it where it matters: every fused delivery counts itself in here,
+    /// and a second one while the first runs — from another thread, or from inside its own
+    /// callback — stops the program with a message naming the rule.
+    @usableFromInline let fusedDeliveries = Atomic<Int>(0)
+    #endif
+
+    /// Marks the start of a fused delivery (debug builds: checks that none overlaps it).
+    @inlinable @inline(__always)
+    func enterFusedDelivery() {
+        #if DEBUG
+        let running = fusedDeliveries.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue
+        precondition(running == 1, "Ripple: two deliveries overlapped in a fused subscriber: only its one upstream passthrough may send to it, one event at a time, never from inside its callbacks (see Subscriber.upstreamSerializes)")
+        #endif
+    }
+
+    /// Marks the end of a fused delivery.
+    @inlinable @inline(__always)
+    func exitFusedDelivery() {
+        #if DEBUG
+        fusedDeliveries.wrappingSubtract(1, ordering: .acquiringAndReleasing)
+        #endif
+    }
+
     /// Whether delivering checks the stack (`StackGuard`). Every subscriber that keeps its turn
     /// does; fused relays only every `StackGuard.relayStride` levels, so a cold pipeline of a
     /// few operators pays for at most one check per event, not one per operator.
@@ -162,6 +188,8 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
         if status.load(ordering: .acquiring) != 0 { return }
         if upstreamSerializes {  // fused: the sender already delivers one event at a time
             RippleDebug.checkNoLockHeld("a subscriber's next callback")
+            enterFusedDelivery()
+            defer { exitFusedDelivery() }
             if let callbacks { callbacks._withUnsafeGuaranteedRef { $0.next?(value) } }
             return
         }
@@ -183,6 +211,8 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
         if upstreamSerializes && !checksStack {
             if status.load(ordering: .acquiring) != 0 { return }
             RippleDebug.checkNoLockHeld("a subscriber's next callback")
+            enterFusedDelivery()
+            defer { exitFusedDelivery() }
             if let callbacks { callbacks._withUnsafeGuaranteedRef { $0.next?(value) } }
             return
         }
@@ -208,6 +238,8 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
     func receiveEach<S: Sequence>(_ sequence: S) -> Bool where S.Element == Value {
         if checksStack, !StackGuard.hasRoom() { return StackGuard.onFreshStack { receiveEach(sequence) } }
         guard let callbacks else { return false }  // released: a terminal event was delivered
+        enterFusedDelivery()
+        defer { exitFusedDelivery() }
         return callbacks._withUnsafeGuaranteedRef { callbacks in
             for element in sequence {
                 if status.load(ordering: .acquiring) != 0 { return false }
@@ -241,6 +273,12 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
     /// after that callback returns. A terminal event accepted before it is still delivered
     /// (with what was accepted before it): disposing right after sending a terminal event,
     /// as the passthrough subscriber does, loses nothing.
+    ///
+    /// The one difference between the two ways a subscriber delivers: one that keeps its turn
+    /// releases its closures here (or when the delivering thread next looks); a fused one
+    /// (`upstreamSerializes`, set only by library code before any event) only stops delivery,
+    /// and its closures go with the terminal event or the subscriber itself — no turn tells it
+    /// whether a callback runs on another thread right now.
     public func dispose() {
         var old = status.load(ordering: .acquiring)
         while true {
@@ -273,7 +311,11 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
 
     @inlinable
     func sendTerminal(_ event: Event<Value>) {
-        if upstreamSerializes { return deliver(event) }  // fused: no turn
+        if upstreamSerializes {  // fused: no turn
+            enterFusedDelivery()
+            defer { exitFusedDelivery() }
+            return deliver(event)
+        }
         let me = TurnIdentity.current
         if turn.takeFree(me) {
             deliver(event)

@@ -163,18 +163,10 @@ final class StageState<State> {
 /// events of the threads waiting on it.
 final class SerialForwarder<Value>: TurnOwner, @unchecked Sendable {  // queue behind its lock, `downstream` called only by the turn holder; reached from other threads only through Sendable signals
     // @unchecked: `state` guards the queue; `downstream` is immutable and serializes by itself.
-    /// Guarded by `state`.
-    private struct State: @unchecked Sendable {  // events stay inside but for what `look` hands out
-        var machine = TurnMachine<Event<Value>>()
-        var isTerminated = false
-        /// Set while the holder runs its `look` loop: a `drain()` from inside a downstream
-        /// callback then leaves its (ownerless) events to that loop.
-        var isLooking = false
-    }
-
     private let downstream: any SubscriberProtocol<Value>
     private let turn = DeliveryTurn()
-    private let state = Lock(State())
+    /// What is decided under the lock (`ForwarderState`: its invariants live there).
+    private let state = Lock(ForwarderState<Value>())
 
     init(_ downstream: any SubscriberProtocol<Value>) {
         self.downstream = downstream
@@ -187,8 +179,7 @@ final class SerialForwarder<Value>: TurnOwner, @unchecked Sendable {  // queue b
     func enqueue(_ event: Event<Value>) {
         let me = TurnIdentity.current
         state.withLock { state in
-            if state.isTerminated { return }
-            if event.isTerminal { state.isTerminated = true }
+            guard state.accept(event) else { return }
             _ = turn.enqueue(event, by: me, in: &state.machine, owner: self)
         }
     }
@@ -205,15 +196,11 @@ final class SerialForwarder<Value>: TurnOwner, @unchecked Sendable {  // queue b
                 look(me)
                 continue
             }
-            let step: Step = state.withLock { state in
-                turn.holder == me && !state.isLooking ? .look : .done
-            }
+            let step = state.withLock { state in state.drainStep(by: me, holder: turn.holder) }
             if step == .done { return }
             look(me)
         }
     }
-
-    private enum Step { case done, look }
 
     /// The holder's loop (`TurnMachine.look`): delivers its own and ownerless events in order,
     /// and up to `TurnMachine.combiningBudget` for waiting threads, then hands the turn on or frees it.
@@ -223,10 +210,7 @@ final class SerialForwarder<Value>: TurnOwner, @unchecked Sendable {  // queue b
             look: { combined in
                 state.withLock { state in
                     let look = turn.look(by: me, in: &state.machine, needsTidy: false, combined: combined)
-                    switch look {
-                    case .deliver, .deliverFor: state.isLooking = true
-                    default: state.isLooking = false
-                    }
+                    state.looked(look)
                     return look
                 }
             },

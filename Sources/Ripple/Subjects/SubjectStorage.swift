@@ -25,7 +25,7 @@ import Synchronization
 /// for a subject without history. Subscribe and dispose are O(1). The hot paths are
 /// inlinable so clients specialize them.
 @usableFromInline
-final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecked Sendable where History.Value == Value {  // `subscribers` belongs to the turn holder (ordered by the turn's acquire/release); the rest is `let`s of Sendable types
+final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecked Sendable where History.Value == Value {  // `held` belongs to the turn holder (ordered by the turn's acquire/release); the rest is `let`s of Sendable types
     @usableFromInline typealias Entry = SubjectSubscription<Value, History>
 
     /// Work done while holding the delivery turn.
@@ -79,18 +79,58 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     /// `observe(owner:)` observations: every subscribe examines a few of them, in turn, and
     /// releases those whose owner is gone (`OwnedObservations.purge()`, O(1)).
     @usableFromInline let owned = OwnedObservations()
-    /// The subscriptions. Read and written only by the thread holding the delivery turn
-    /// (the turn's acquire/release orders the accesses), so a send can walk it without
-    /// the lock.
-    @usableFromInline @exclusivity(unchecked) var subscribers = SubscriberList<Value, History>()
-    /// A late subscriber's replay, copied here under the lock by the subscriber that takes the
-    /// free delivery turn and delivered from here, so a join allocates no array. Owned by the
-    /// turn holder, like `subscribers`: only the thread that took the turn in `subscribe(entry:)`
-    /// fills it, and it empties it (deinitializes the values, outside the lock) before giving the
-    /// turn up; a subscribe from inside a callback or behind another holder is queued with an
-    /// array of its own. Grows to the largest replay; freed by `deinit`.
-    @usableFromInline @exclusivity(unchecked) var replayBuffer: UnsafeMutablePointer<Value>?
-    @usableFromInline @exclusivity(unchecked) var replayBufferCapacity = 0
+    /// What only the thread holding the delivery turn reads or writes: the subscriber list and
+    /// the replay buffer.
+    ///
+    /// The invariant, in one place: every access to `held` happens on the thread that holds
+    /// `turn` (or that the storage is being deinitialized, when no thread can hold it), and the
+    /// turn's acquire/release orders one holder's accesses before the next holder's. The paths
+    /// in are: `perform` (delivering work as the holder), `look`'s tidy, `endStream`, the free
+    /// turn taken under the lock by `subscribe(entry:)` (its replay) and by `remove(_:)`, and
+    /// `deinit`. Each path but `deinit` starts with `checkHolder`, which debug builds turn into a
+    /// precondition, so a path that forgets the turn fails the suite instead of racing.
+    ///
+    /// One `@exclusivity(unchecked)` covers all of it: the turn, not the runtime, guarantees
+    /// the exclusive access (a dynamic check would cost some 70 instructions per access on
+    /// every send).
+    @usableFromInline @exclusivity(unchecked) var held = Held()
+
+    /// The turn holder's state (see `held`).
+    @usableFromInline
+    struct Held {
+        /// The subscriptions, in subscription order; a send walks it without the lock.
+        @usableFromInline var subscribers = SubscriberList<Value, History>()
+        /// A late subscriber's replay, copied here under the lock by the subscriber that takes
+        /// the free delivery turn and delivered from here, so a join allocates no array. Only
+        /// the thread that took the turn in `subscribe(entry:)` fills it, and it empties it
+        /// (deinitializes the values, outside the lock) before giving the turn up; a subscribe
+        /// from inside a callback or behind another holder is queued with an array of its own.
+        /// Grows to the largest replay; freed by `deinit`.
+        @usableFromInline var replayBuffer: UnsafeMutablePointer<Value>?
+        @usableFromInline var replayBufferCapacity = 0
+
+        @inlinable init() {}
+
+        /// Replaces the (empty) replay buffer by one of at least `count` values (an
+        /// allocation, no user code).
+        @inlinable
+        mutating func growReplayBuffer(to count: Int) {
+            replayBuffer?.deallocate()
+            let capacity = Swift.max(count, 16)
+            replayBuffer = UnsafeMutablePointer<Value>.allocate(capacity: capacity)
+            replayBufferCapacity = capacity
+        }
+    }
+
+    /// Debug builds: traps unless the calling thread holds the delivery turn (see `held`).
+    @inlinable @inline(__always)
+    func checkHolder(_ path: StaticString) {
+        #if DEBUG
+        precondition(TurnIdentity.isCurrent(turn.holder),
+                     "Ripple: \(path) touched a subject's subscriber list without holding its delivery turn")
+        #endif
+    }
+
     /// Mirrors `state.terminal != nil` for the lock-free send path; set under the lock.
     @usableFromInline let terminated = Atomic<Bool>(false)
 
@@ -111,9 +151,9 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     @usableFromInline var turnWord: UInt { turn.word.load(ordering: .acquiring) }
 
     deinit {
-        replayBuffer?.deallocate()  // empty between turns: nothing to deinitialize
+        held.replayBuffer?.deallocate()  // empty between turns: nothing to deinitialize
         StackGuard.run {  // the subscriptions may hold deep chains
-            let remaining = subscribers.removeAll()
+            let remaining = held.subscribers.removeAll()
             for entry in remaining {
                 entry.markEnded()
                 // Nothing can reach these subscriptions any more: end them, which runs their
@@ -139,7 +179,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     /// The number of subscriptions (for tests, when no delivery runs).
     @usableFromInline var subscriberCount: Int {
         _ = turn.isHeld  // acquire: see the last holder's writes
-        return subscribers.count
+        return held.subscribers.count
     }
 
     // MARK: Sending
@@ -224,9 +264,10 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
             if turn.fence(me) == me {
                 // The turn was free and is now this thread's (the queue is empty): the replay
                 // goes into the holder's reusable buffer, not a new array.
+                checkHolder("subscribe")
                 let count = state.history.replayCount(afterError: afterError, at: now, expired: &expired)
-                if count > replayBufferCapacity { growReplayBuffer(to: count) }
-                if count > 0 { state.history.copyReplay(count, into: replayBuffer.unsafelyUnwrapped) }
+                if count > held.replayBufferCapacity { held.growReplayBuffer(to: count) }
+                if count > 0 { state.history.copyReplay(count, into: held.replayBuffer.unsafelyUnwrapped) }
                 return .holding(count: count, terminal: terminal)
             }
             let replay = state.history.replay(afterError: afterError, at: now)
@@ -243,16 +284,6 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
         return entry
     }
 
-    /// Replaces the (empty) replay buffer by one of at least `count` values (turn holder, under
-    /// the lock: an allocation, no user code).
-    @usableFromInline
-    func growReplayBuffer(to count: Int) {
-        replayBuffer?.deallocate()
-        let capacity = Swift.max(count, 16)
-        replayBuffer = UnsafeMutablePointer<Value>.allocate(capacity: capacity)
-        replayBufferCapacity = capacity
-    }
-
     /// Removes a disposed subscription: at once when no delivery runs, else when the
     /// delivering thread next looks (it may be walking the list).
     @inlinable
@@ -266,7 +297,8 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
             }
             // The turn was free, so nothing is queued and no removal waits: remove it as the
             // holder and give the turn back.
-            subscribers.remove(entry)
+            checkHolder("remove")
+            held.subscribers.remove(entry)
             turn.publish(0)
             return true
         }
@@ -332,8 +364,9 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
             },
             tidy: {
                 // No delivery can reach these any more: release their closures outside the lock.
+                checkHolder("a look's tidy")
                 for entry in removed {
-                    subscribers.remove(entry)
+                    held.subscribers.remove(entry)
                     entry.detach()
                 }
                 removed = []
@@ -343,16 +376,18 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     /// After the terminal event: every subscription has left; release them (holder only).
     @usableFromInline
     func endStream() {
-        for entry in subscribers.removeAll() { entry.detach() }
+        checkHolder("endStream")
+        for entry in held.subscribers.removeAll() { entry.detach() }
     }
 
     /// Runs the user-facing part of `work`; returns whether it delivered the terminal event.
     @inlinable
     func perform(_ work: Work) -> Bool {
         RippleDebug.checkNoLockHeld("a subject's subscriber callbacks")
+        checkHolder("perform")
         switch work {
         case .event(let event):
-            return subscribers.withSlots { slots in
+            return held.subscribers.withSlots { slots in
                 if case .next(let value) = event {
                     for case let unmanaged? in slots {
                         unmanaged._withUnsafeGuaranteedRef { entry in
@@ -378,12 +413,12 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
             join(entry, replay: replay, terminal: terminal)
             return false
         case .subscribeFromBuffer(let entry, let count, let terminal):
-            let buffer = UnsafeMutableBufferPointer(start: replayBuffer, count: count)
+            let buffer = UnsafeMutableBufferPointer(start: held.replayBuffer, count: count)
             // Emptied before the turn is given up, however the join ends; the values die here,
             // outside the lock (a value's deinit is user code).
             defer { _ = buffer.deinitialize() }
             if entry.isDisposed { return false }
-            if terminal == nil { subscribers.append(entry) }
+            if terminal == nil { held.subscribers.append(entry) }
             if !entry.deliverEach(buffer) { return false }
             if let terminal, !entry.isDisposed { endJoin(entry, with: terminal) }
             return false
@@ -396,7 +431,7 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     func join(_ entry: Entry, replay: [Value], terminal: Event<Value>?) {
         if entry.isDisposed { return }
         // Not ended when it subscribed: join now, so events accepted after it reach it.
-        if terminal == nil { subscribers.append(entry) }
+        if terminal == nil { held.subscribers.append(entry) }
         if !entry.deliverEach(replay) { return }
         if let terminal, !entry.isDisposed { endJoin(entry, with: terminal) }
     }

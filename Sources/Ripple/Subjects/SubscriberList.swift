@@ -8,7 +8,7 @@
 /// it owns (+1): walking them copies, retains and releases nothing — a `ContiguousArray` here
 /// cost a retain and a release of its buffer (two atomic operations) on every send, to keep a
 /// snapshot that no delivery needs. Only the thread holding the subject's delivery turn
-/// touches the list (`SubjectStorage.subscribers`), and while it walks the slots nothing
+/// touches the list (`SubjectStorage.held`), and while it walks the slots nothing
 /// changes them: a subscribe from a callback is queued as work for after the walk, a dispose
 /// is deferred to `removals` (the turn is held, by this thread up the stack), and the
 /// terminal event's `removeAll` comes after. Debug builds check that. `removeAll` frees the

@@ -257,6 +257,25 @@ import RippleTestSupport
         #expect(liveSubscriptionsInThisTest == baseline)
     }
 
+    /// Fusion is sound only while its one rule holds (one sender, one event at a time, never
+    /// from inside its own callbacks). Debug builds check it: a fused subscriber re-entered from
+    /// its own callback stops with a message naming the rule, instead of overlapping callbacks.
+    @Test func aFusedSubscriberReenteredFromItsOwnCallbackStopsWithAMessage() async {
+        #if DEBUG
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let inner = Box<Subscriber<Int>?>(nil)
+            let subscriber = Subscriber<Int>(next: { value in
+                if value == 1 { inner.value?.sendNext(2) }
+            })
+            subscriber.upstreamSerializes = true
+            inner.mutate { $0 = subscriber }
+            subscriber.sendNext(1)
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("two deliveries overlapped in a fused subscriber"))
+        #endif
+    }
+
     @Test func aDeepChainOnASubjectDisposedFromItsDeepestCallbackStops() {
         let baseline = liveSubscriptionsInThisTest
         let depth = Workload.size(100_000)

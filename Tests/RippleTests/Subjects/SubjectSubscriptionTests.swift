@@ -97,6 +97,50 @@ import RippleTestSupport
         me.mutate { $0 = nil }
     }
 
+    /// Disposed from inside its own terminal callback, a subscription is detached twice — by
+    /// the terminal event's `endStream`, then by the tidy of that dispose — and the second finds
+    /// nothing left: the callback ran once, the closures are released once, nothing traps.
+    @Test(arguments: SubjectKind.allCases)
+    func aSubscriptionDisposedInItsOwnTerminalCallbackIsReleasedOnce(kind: SubjectKind) {
+        final class Counted: @unchecked Sendable {
+            static let deinits = Mutex(0)
+            deinit { Self.deinits.withLock { $0 += 1 } }
+        }
+        let (signal, input) = kind.make()
+        let me = Box<(any Disposable)?>(nil)
+        var completions = 0
+        Counted.deinits.withLock { $0 = 0 }
+        do {
+            let counted = Counted()
+            me.mutate {
+                $0 = signal.subscribe(next: { _ in _ = counted }, completed: {
+                    _ = counted
+                    completions += 1
+                    me.value?.dispose()
+                })
+            }
+        }
+        input.sendCompleted()
+        #expect(completions == 1)
+        #expect(Counted.deinits.withLock { $0 } == 1, "released once, when the terminal event ended the subscription")
+        me.value?.dispose()
+        me.mutate { $0 = nil }
+        #expect(Counted.deinits.withLock { $0 } == 1)
+    }
+
+    /// Debug builds check that only the delivery turn's holder touches a subject's subscriber
+    /// list: a path that forgot to take the turn stops with a message instead of racing.
+    @Test func touchingASubjectsSubscriberListWithoutItsTurnStopsWithAMessage() async {
+        #if DEBUG
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let subject = Subject<Int>()
+            subject.storage.checkHolder("a test")
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("a test touched a subject's subscriber list without holding its delivery turn"))
+        #endif
+    }
+
     @Test func aLateSubscriberToAFullReplaySubjectGetsTheRetainedValuesThenLiveOnes() {
         let replay = ReplaySubject<Int>(capacity: 100)
         for value in 0..<1_000 { replay.sendNext(value) }

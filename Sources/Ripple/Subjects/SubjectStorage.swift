@@ -87,8 +87,9 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     /// turn's acquire/release orders one holder's accesses before the next holder's. The paths
     /// in are: `perform` (delivering work as the holder), `look`'s tidy, `endStream`, the free
     /// turn taken under the lock by `subscribe(entry:)` (its replay) and by `remove(_:)`, and
-    /// `deinit`. Each path but `deinit` starts with `checkHolder`, which debug builds turn into a
-    /// precondition, so a path that forgets the turn fails the suite instead of racing.
+    /// `deinit`; tests read the count through `subscriberCount` when no delivery runs. Each path
+    /// but `deinit` and `subscriberCount` starts with `checkHolder`, which debug builds turn into
+    /// a precondition, so a path that forgets the turn fails the suite instead of racing.
     ///
     /// One `@exclusivity(unchecked)` covers all of it: the turn, not the runtime, guarantees
     /// the exclusive access (a dynamic check would cost some 70 instructions per access on

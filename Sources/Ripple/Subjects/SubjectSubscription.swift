@@ -118,14 +118,16 @@ where History.Value == Value {
         }
     }
 
-    /// Releases the closures (and whatever they capture). Called by the subject's turn holder
-    /// once no delivery can reach this subscription, outside any lock.
+    /// Releases the closures (and whatever they capture). Called once no delivery can reach
+    /// this subscription, outside any lock: by the subject's turn holder, or by a `deinit` (the
+    /// subject's or this subscription's), when no thread can deliver to it any more.
     ///
     /// Idempotent, and that is what lets every path that ends a subscription call it without
     /// knowing what the others did: the holder detaches an entry when it leaves the list
     /// (`remove(_:)` on a free turn, a look's tidy, `endStream` after the terminal event), when
     /// it never joined (`endJoin`, or a tidy of a subscription disposed before its queued join
-    /// ran), and the storage's `deinit` detaches what is left. One subscription can meet two of
+    /// ran), the storage's `deinit` detaches what is left, and the subscription's own `deinit`
+    /// releases closures nothing detached. One subscription can meet two of
     /// them — disposed from inside its own terminal callback, it is detached by `endStream` and
     /// then by the tidy of that dispose — and the second finds nothing left to release.
     @usableFromInline

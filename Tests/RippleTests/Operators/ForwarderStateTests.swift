@@ -74,19 +74,27 @@ import RippleTestSupport
 
     /// The state machine as the forwarder uses it: a value sent from inside the downstream's
     /// callback arrives after that callback returned, in order, and nothing after completion.
+    /// The downstream does not serialize by itself (a `Subscriber` would queue the re-entrant
+    /// value on its own turn and hide a forwarder that delivered it inside the callback).
     @Test func aForwarderDeliversAReentrantSendAfterTheCallbackInOrder() {
-        var log: [String] = []
-        let forwarder = Box<SerialForwarder<Int>?>(nil)
-        let downstream = Subscriber<Int>(next: { value in
-            log.append("begin \(value)")
-            if value == 1 { forwarder.value?.send(.next(2)) }
-            log.append("end \(value)")
-        }, completed: { log.append("completed") })
-        forwarder.mutate { $0 = SerialForwarder(downstream) }
-        forwarder.value?.send(.next(1))
-        forwarder.value?.send(.completed)
-        forwarder.value?.send(.next(3))
-        #expect(log == ["begin 1", "end 1", "begin 2", "end 2", "completed"])
-        forwarder.mutate { $0 = nil }
+        final class Recorder: SubscriberProtocol, @unchecked Sendable {  // used on the test's thread only
+            var log: [String] = []
+            var onNext: (Int) -> Void = { _ in }
+            func sendNext(_ value: Int) {
+                log.append("begin \(value)")
+                onNext(value)
+                log.append("end \(value)")
+            }
+            func sendError(_ error: any Error) { log.append("error") }
+            func sendCompleted() { log.append("completed") }
+        }
+        let recorder = Recorder()
+        let forwarder = SerialForwarder<Int>(recorder)
+        recorder.onNext = { value in if value == 1 { forwarder.send(.next(2)) } }
+        forwarder.send(.next(1))
+        forwarder.send(.completed)
+        forwarder.send(.next(3))
+        #expect(recorder.log == ["begin 1", "end 1", "begin 2", "end 2", "completed"])
+        recorder.onNext = { _ in }
     }
 }

@@ -102,16 +102,17 @@ import RippleTestSupport
     /// nothing left: the callback ran once, the closures are released once, nothing traps.
     @Test(arguments: SubjectKind.allCases)
     func aSubscriptionDisposedInItsOwnTerminalCallbackIsReleasedOnce(kind: SubjectKind) {
-        final class Counted: @unchecked Sendable {
-            static let deinits = Mutex(0)
-            deinit { Self.deinits.withLock { $0 += 1 } }
+        final class Counted: @unchecked Sendable {  // counted only by this test case's own thread
+            let deinits: Box<Int>
+            init(_ deinits: Box<Int>) { self.deinits = deinits }
+            deinit { deinits.mutate { $0 += 1 } }
         }
         let (signal, input) = kind.make()
         let me = Box<(any Disposable)?>(nil)
+        let deinits = Box(0)
         var completions = 0
-        Counted.deinits.withLock { $0 = 0 }
         do {
-            let counted = Counted()
+            let counted = Counted(deinits)
             me.mutate {
                 $0 = signal.subscribe(next: { _ in _ = counted }, completed: {
                     _ = counted
@@ -122,10 +123,10 @@ import RippleTestSupport
         }
         input.sendCompleted()
         #expect(completions == 1)
-        #expect(Counted.deinits.withLock { $0 } == 1, "released once, when the terminal event ended the subscription")
+        #expect(deinits.value == 1, "released once, when the terminal event ended the subscription")
         me.value?.dispose()
         me.mutate { $0 = nil }
-        #expect(Counted.deinits.withLock { $0 } == 1)
+        #expect(deinits.value == 1)
     }
 
     /// Debug builds check that only the delivery turn's holder touches a subject's subscriber

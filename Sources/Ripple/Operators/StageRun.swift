@@ -1,8 +1,8 @@
 /// A run of consecutive one-to-one synchronous operators — `map`, `filter`, `compactMap`,
 /// `scan` — over one source, composed into a single relay (stage fusion, <doc:DeliveryTurn>).
 ///
-/// Each of these operators used to subscribe a relay `Subscriber` of its own to the stage
-/// before it: per value and stage a passthrough, a status check, a closure lookup and two
+/// Unfused, each of these operators would subscribe a relay `Subscriber` of its own to the
+/// stage before it: per value and stage a passthrough, a status check, a closure lookup and two
 /// closure calls. Composed, a run's stages call each other's closures directly and the whole
 /// run costs one relay, one passthrough and one compound per subscription; per value each stage
 /// costs its closure, the user's closure, and one check that the subscription was not disposed

@@ -248,10 +248,9 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     ///
     /// A subscriber that finds the turn free takes it under the lock (`fence`, as `arrive`'s
     /// `takeFree` does) and copies its replay into the holder's `replayBuffer`: a join then
-    /// allocates only its subscription (a late subscriber to a full
-    /// `ReplaySubject(capacity: 100)` used to take 4 allocations, an array of the ring, an array of its
-    /// values, and two for the subscription). Behind another holder, or from inside a callback,
-    /// the replay is queued as an array, as before.
+    /// allocates only its subscription (copying the replay into an array per join would cost a
+    /// late subscriber to a full `ReplaySubject(capacity: 100)` two more allocations). Behind
+    /// another holder, or from inside a callback, the replay is queued as an array.
     @inlinable
     func subscribe(entry: Entry) -> any Disposable {
         owned.purge()

@@ -21,7 +21,7 @@ import RippleTestSupport
 
     /// How many events wait in the turn's queue of a subject of any kind.
     static func queued(in subject: any SignalProtocol<Int>) -> Int {
-        DeliveryTurnRegressionTests.queued(in: subject)
+        DeliveryTurnContentionTests.queued(in: subject)
     }
 
     /// How many events wait in `subscriber`'s turn queue.

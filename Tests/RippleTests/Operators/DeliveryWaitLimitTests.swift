@@ -7,8 +7,8 @@ import RippleTestSupport
 
 /// `deliver(on:)`'s `.wait` where the wait-for graph cannot see who holds the scheduled drain up:
 /// a plain block on the queue, an action of a queue targeting it, a sender on the queue it
-/// targets. Each used to deadlock; now a wait ends at `DeliveryOverflow.waitLimit`, the value
-/// enters beyond the bound, and every value arrives exactly once, in order.
+/// targets. Waiting for room there could last forever: a wait ends at `DeliveryOverflow.waitLimit`,
+/// the value enters beyond the bound, and every value arrives exactly once, in order.
 @Suite(.leakChecked, .offThePool, .serialized) struct DeliveryWaitLimitTests {
     /// How long a test waits for a send that should return (a hang guard, not a measurement).
     static let hangGuard: DispatchTimeInterval = .seconds(120)

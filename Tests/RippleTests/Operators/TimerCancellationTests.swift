@@ -32,8 +32,8 @@ enum SchedulingOperator: String, CaseIterable, CustomTestStringConvertible, Send
 }
 
 @Suite(.leakChecked, .offThePool) struct TimerCancellationTests {
-    /// Formerly `delay` dropped the disposable of each timer it scheduled, so a disposed
-    /// subscription kept its driver, its downstream subscriber and the delayed values until
+    /// An operator that drops the disposable of a timer it scheduled would let a disposed
+    /// subscription keep its driver, its downstream subscriber and the delayed values until
     /// every timer fired — forever on a `TestScheduler` that is not advanced.
     @Test(arguments: SchedulingOperator.allCases)
     func disposingCancelsEveryScheduledActionAndFreesTheSubscriber(_ op: SchedulingOperator) {

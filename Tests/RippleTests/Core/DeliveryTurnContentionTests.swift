@@ -4,11 +4,12 @@ import Testing
 @testable import Ripple
 import RippleTestSupport
 
-/// The three defects of the old delivery turn, each as it was seen from outside, and
-/// the cycle the new turn must still break. Each failed (or hung, caught by the watchdog) before.
-@Suite(.leakChecked, .offThePool) struct DeliveryTurnRegressionTests {
-    /// Defect 0: a thread subscribing to a subject that another thread floods took the delivery
-    /// turn and then delivered the sender's values forever (and the queue grew without bound).
+/// Contended delivery turns, seen from outside: bounded work for a thread that joins or sends to
+/// an owner others flood, a terminal event delivered once and last while another thread delivers,
+/// a conformer of the user's called serially, and a cycle of two subjects that must not deadlock.
+@Suite(.leakChecked, .offThePool) struct DeliveryTurnContentionTests {
+    /// A thread subscribing to a subject that another thread floods must not take the delivery
+    /// turn and then deliver the sender's values forever (with a queue growing without bound).
     @Test(arguments: ["behavior", "replay"])
     func subscribingWhileAnotherThreadFloodsTheSubjectReturnsPromptly(kind: String) {
         for round in 0..<10 {
@@ -55,8 +56,8 @@ import RippleTestSupport
         }
     }
 
-    /// Defect 0, for a cold subscriber: whoever held its turn delivered every other sender's
-    /// queued values, for as long as they kept sending.
+    /// The same for a cold subscriber: whoever holds its turn must not deliver every other
+    /// sender's queued values for as long as they keep sending.
     @Test func aSendToASubscriberThatOthersFloodReturnsAfterBoundedWork() {
         let stop = Atomic<Bool>(false)
         let subscriber = Subscriber<Int>(next: { _ in
@@ -85,8 +86,8 @@ import RippleTestSupport
         subscriber.dispose()
     }
 
-    /// Defect 1: a terminal event sent while another thread delivered was queued, then dropped
-    /// when the passthrough disposed the subscription right after forwarding it.
+    /// A terminal event sent while another thread delivers is queued, and must not be dropped
+    /// when the passthrough disposes the subscription right after forwarding it.
     @Test(arguments: ["completed", "error"])
     func aTerminalEventSentWhileAnotherThreadDeliversArrivesExactlyOnce(terminal: String) {
         for round in 0..<20 {
@@ -127,8 +128,8 @@ import RippleTestSupport
         }
     }
 
-    /// Defect 2: a user's own `SubscriberProtocol` conformer got overlapping calls, and values
-    /// after the terminal event, when the producer sent on several threads.
+    /// A user's own `SubscriberProtocol` conformer must get no overlapping calls, and no values
+    /// after the terminal event, when the producer sends on several threads.
     @Test func aCustomSubscriberIsCalledSeriallyAndNeverAfterItsTerminalEvent() {
         final class Probe: SubscriberProtocol, @unchecked Sendable {
             let recorder = CompletenessRecorder()

@@ -6,6 +6,21 @@ public struct ProcessExitError: Error, CustomStringConvertible, Sendable {
     public let status: Int32
     /// Whether the child was ended by a signal.
     public let signaled: Bool
+
+    /// The error of a child that exited with `status`, or was ended by signal `status` when
+    /// `signaled`: what a test expects from `Signal.run(executable:arguments:)`.
+    ///
+    ///     print(ProcessExitError(status: 1))                   // exited with status 1
+    ///     print(ProcessExitError(status: 15, signaled: true))  // terminated by signal 15
+    ///
+    /// - Parameters:
+    ///   - status: The exit status, or the signal number when `signaled`.
+    ///   - signaled: Whether a signal ended the child; `false` unless given.
+    public init(status: Int32, signaled: Bool = false) {
+        self.status = status
+        self.signaled = signaled
+    }
+
     /// A readable account of how the child ended, such as "exited with status 1".
     ///
     ///     Signal.run(executable: "/bin/false", arguments: [])

@@ -2,6 +2,15 @@
 public struct TimeoutError: Error, CustomStringConvertible, Sendable {
     /// The interval that passed without the signal completing.
     public let interval: Duration
+
+    /// The error of a timeout after `interval`: what a test expects from `timeout(_:on:)`.
+    ///
+    ///     let expected = TimeoutError(interval: .milliseconds(50))
+    ///     print(expected)   // timed out after 0.05 seconds
+    ///
+    /// - Parameter interval: The interval that passed without the signal completing.
+    public init(interval: Duration) { self.interval = interval }
+
     /// A readable account of the timeout, such as "timed out after 0.5 seconds".
     ///
     ///     Signal<Int>.never.timeout(.milliseconds(500), on: clock)

@@ -1,54 +1,66 @@
 import Testing
 @testable import Ripple
 import RippleTestSupport
+import RippleTesting
 
 @Suite(.leakChecked) struct CombiningTests {
     @Test func mergeInterleavesAndCompletesWhenAllHave() {
         let clock = TestScheduler()
-        let a = Marbles.hot("-1---3-|", on: clock)
-        let b = Marbles.hot("---2---4-|", on: clock)
-        #expect(marbles(a.merge(b), on: clock) == "-1-2-3-4-|")
+        let a = clock.hot("-1---3-|")
+        let b = clock.hot("---2---4-|")
+        let merged = clock.record(a.merge(b))
+        clock.run()
+        #expect(merged.events == "-1-2-3-4-|")
         let c = TestScheduler()
-        let arrays = Signal<String>.merge([Marbles.cold("-a|", on: c), Marbles.cold("--b|", on: c), Marbles.cold("c|", on: c)])
-        #expect(marbles(arrays, on: c) == "cab|")
+        let arrays = Signal<String>.merge([c.cold("-a|"), c.cold("--b|"), c.cold("c|")])
+        let mergedArray = c.record(arrays)
+        c.run()
+        #expect(mergedArray.events == "cab|")
     }
 
     @Test func mergeForwardsTheFirstErrorAndDisposesTheRest() {
         let clock = TestScheduler()
         let cleaned = Box(false)
-        let a = Marbles.hot("-1--#", on: clock)
+        let a = clock.hot("-1--#")
         let b = Signal<String> { _ in ActionDisposable { cleaned.value = true } }
-        #expect(marbles(a.merge(b), on: clock) == "-1--#")
+        let recorder = clock.record(a.merge(b))
+        clock.run()
+        #expect(recorder.events == "-1--#")
         #expect(cleaned.value)
     }
 
     @Test func concatSubscribesEachWhenThePreviousCompletes() {
         let clock = TestScheduler()
-        let a = Marbles.cold("-1-2|", on: clock)
-        let b = Marbles.cold("-3|", on: clock)
-        #expect(marbles(a.concat(b), on: clock) == "-1-2-3|")
+        let a = clock.cold("-1-2|")
+        let b = clock.cold("-3|")
+        let concatenated = clock.record(a.concat(b))
+        clock.run()
+        #expect(concatenated.events == "-1-2-3|")
         let c = TestScheduler()
-        #expect(marbles(Signal<String>.concat([Marbles.cold("a|", on: c), Marbles.cold("b|", on: c), Marbles.cold("c|", on: c)]), on: c) == "abc|")
+        let concatenatedArray = c.record(Signal<String>.concat([c.cold("a|"), c.cold("b|"), c.cold("c|")]))
+        c.run()
+        #expect(concatenatedArray.events == "abc|")
     }
 
     @Test func concatStopsAtAnError() {
         let clock = TestScheduler()
         let subscribedSecond = Box(false)
         let second = Signal<String> { _ in subscribedSecond.value = true; return nil }
-        #expect(marbles(Marbles.cold("-1#", on: clock).concat(second), on: clock) == "-1#")
+        let recorder = clock.record(clock.cold("-1#").concat(second))
+        clock.run()
+        #expect(recorder.events == "-1#")
         #expect(!subscribedSecond.value)
     }
 
     @Test func zipPairsTheNthValuesAndCompletesWhenNothingMoreCanPair() {
         let clock = TestScheduler()
-        let a = Marbles.hot("-1-2---3-|", on: clock)
-        let b = Marbles.hot("---x-y|", on: clock)
-        let zipped = a.zip(b).map { "\($0)\($1)" }
-        let r = TimedRecorder<String>(clock)
-        zipped.subscribe(r)
+        let a = clock.hot("-1-2---3-|")
+        let b = clock.hot("---x-y|")
+        let zipped = clock.record(a.zip(b).map { "\($0)\($1)" })
         clock.run()
-        #expect(r.entries.map(\.event) == [.next("1x"), .next("2y"), .completed])
-        #expect(r.entries.map(\.time) == [.milliseconds(30), .milliseconds(50), .milliseconds(60)])
+        #expect(zipped.events == [.next(30, "1x"), .next(50, "2y"), .completed(60)])
+        #expect(a.subscriptions == ["^-----!"])
+        #expect(b.subscriptions == ["^-----!"])
     }
 
     @Test func zipOfThreeAndOfAnArray() {
@@ -62,13 +74,11 @@ import RippleTestSupport
 
     @Test func combineLatestSendsOnceAllHaveSentAndCompletesWhenAllHave() {
         let clock = TestScheduler()
-        let a = Marbles.hot("-1---2-----|", on: clock)
-        let b = Marbles.hot("---x---y-|", on: clock)
-        let r = TimedRecorder<String>(clock)
-        a.combineLatest(b).map { "\($0)\($1)" }.subscribe(r)
+        let a = clock.hot("-1---2-----|")
+        let b = clock.hot("---x---y-|")
+        let r = clock.record(a.combineLatest(b).map { "\($0)\($1)" })
         clock.run()
-        #expect(r.entries.map(\.event) == [.next("1x"), .next("2x"), .next("2y"), .completed])
-        #expect(r.entries.last?.time == .milliseconds(110))
+        #expect(r.events == [.next(30, "1x"), .next(50, "2x"), .next(70, "2y"), .completed(110)])
     }
 
     @Test func combineLatestCompletesAtOnceWhenASourceCompletesEmpty() {
@@ -87,31 +97,39 @@ import RippleTestSupport
 
     @Test func flatMapMergesInnerSignalsAndWaitsForAllToComplete() {
         let clock = TestScheduler()
-        let outer = Marbles.hot("-a---b|", on: clock)
-        let result = outer.flatMap { letter in Marbles.cold("-\(letter)--\(letter)|", on: clock) }
-        #expect(marbles(result, on: clock) == "--a--ab--b|")
+        let outer = clock.hot("-a---b|")
+        let result = outer.flatMap { letter in clock.cold("-\(letter)--\(letter)|") }
+        let recorder = clock.record(result)
+        clock.run()
+        #expect(recorder.events == "--a--ab--b|")
     }
 
     @Test func flatMapForwardsAnInnerError() {
         let clock = TestScheduler()
-        let result = Marbles.hot("-a-b|", on: clock).flatMap { letter in
-            letter == "b" ? Marbles.cold("#", on: clock) : Marbles.cold("-x------|", on: clock)
+        let result = clock.hot("-a-b|").flatMap { letter in
+            letter == "b" ? clock.cold("#") : clock.cold("-x------|")
         }
-        #expect(marbles(result, on: clock) == "--x#")
+        let recorder = clock.record(result)
+        clock.run()
+        #expect(recorder.events == "--x#")
     }
 
     @Test func concatMapRunsInnerSignalsOneAtATime() {
         let clock = TestScheduler()
-        let outer = Marbles.hot("-ab---|", on: clock)
-        let result = outer.concatMap { letter in Marbles.cold("\(letter)-\(letter)|", on: clock) }
-        #expect(marbles(result, on: clock) == "-a-ab-b|")
+        let outer = clock.hot("-ab---|")
+        let result = outer.concatMap { letter in clock.cold("\(letter)-\(letter)|") }
+        let recorder = clock.record(result)
+        clock.run()
+        #expect(recorder.events == "-a-ab-b|")
     }
 
     @Test func switchToLatestDropsTheReplacedInner() {
         let clock = TestScheduler()
-        let outer = Marbles.hot("-a---b---|", on: clock)
-        let result = outer.flatMapLatest { letter in Marbles.cold("-\(letter)-\(letter)-\(letter)|", on: clock) }
-        #expect(marbles(result, on: clock) == "--a-a-b-b-b|")
+        let outer = clock.hot("-a---b---|")
+        let result = outer.flatMapLatest { letter in clock.cold("-\(letter)-\(letter)-\(letter)|") }
+        let recorder = clock.record(result)
+        clock.run()
+        #expect(recorder.events == "--a-a-b-b-b|")
         let subjects = Subject<Signal<Int>>()
         let r = Recorder<Int>()
         subjects.switchToLatest().subscribe(r)

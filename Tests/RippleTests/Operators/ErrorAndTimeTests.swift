@@ -1,22 +1,28 @@
 import Testing
 @testable import Ripple
 import RippleTestSupport
+import RippleTesting
 
 @Suite(.leakChecked) struct ErrorOperatorTests {
     @Test func catchSwitchesToTheHandlersSignal() {
-        let r = Recorder<Int>()
+        let clock = TestScheduler()
+        let digits: [Character: Int] = ["1": 1, "8": 8, "9": 9]
         var caught: [String] = []
-        Signal<Int> { s in s.sendNext(1); s.sendError(TestError("x")); return nil }
-            .catch { error in caught.append("\(error)"); return Signal.from([8, 9]) }
-            .subscribe(r)
-        #expect(r.events == [.next(1), .next(8), .next(9), .completed])
+        let source = clock.cold("(1#)", values: digits, error: TestError("x"))
+        let replacement = clock.cold("(89|)", values: digits)
+        let r = clock.record(source.catch { error in caught.append("\(error)"); return replacement })
+        #expect(r.events == RecordedEvents("(189|)", values: digits))
         #expect(caught == ["x"])
+        #expect(source.subscriptions == ["(^!)"])
+        #expect(replacement.subscriptions == ["(^!)"])
     }
 
     @Test func catchPassesCompletionThrough() {
-        let r = Recorder<Int>()
-        Signal.just(1).catchTo(Signal.just(9)).subscribe(r)
-        #expect(r.events == [.next(1), .completed])
+        let clock = TestScheduler()
+        let replacement = clock.cold("(9|)")
+        let r = clock.record(clock.cold("(1|)").catchTo(replacement))
+        #expect(r.events == "(1|)")
+        #expect(replacement.subscriptions.isEmpty)
     }
 
     @Test func retryResubscribesUpToCountThenForwardsTheLastError() {
@@ -55,30 +61,35 @@ import RippleTestSupport
 
     @Test func timeoutFailsWhenTheSignalDoesNotEndInTime() {
         let clock = TestScheduler()
-        let source = Marbles.hot("-1-2-----3|", on: clock)
-        let r = TimedRecorder<String>(clock)
-        source.timeout(.milliseconds(50), on: clock).subscribe(r)
+        let source = clock.hot("-1-2-----3|")
+        let r = clock.record(source.timeout(.milliseconds(50), on: clock))
         clock.run()
-        #expect(r.entries.count == 3)
-        #expect(r.entries[2].time == .milliseconds(50))
-        #expect(r.entries[2].event.error is TimeoutError)
+        #expect(r.events == RecordedEvents("-1-2-#", error: TimeoutError(interval: .milliseconds(50))))
+        #expect(source.subscriptions == ["^----!"])
     }
 
     @Test func timeoutIsCancelledWhenTheSignalEndsFirst() {
         let clock = TestScheduler()
-        #expect(marbles(Marbles.hot("-1|", on: clock).timeout(.milliseconds(50), on: clock), on: clock) == "-1|")
+        let r = clock.record(clock.hot("-1|").timeout(.milliseconds(50), on: clock))
+        clock.run(until: .milliseconds(20))
+        #expect(r.events == "-1|")
+        #expect(clock.nextDueTime == nil, "the timeout's timer was cancelled when the signal completed")
     }
 }
 
 @Suite(.leakChecked) struct TimeOperatorTests {
     @Test func delayShiftsValuesAndCompletion() {
         let clock = TestScheduler()
-        #expect(marbles(Marbles.hot("-1-2-|", on: clock).delay(.milliseconds(20), on: clock), on: clock) == "---1-2-|")
+        let r = clock.record(clock.hot("-1-2-|").delay(.milliseconds(20), on: clock))
+        clock.run()
+        #expect(r.events == "---1-2-|")
     }
 
     @Test func delayPassesErrorsAtOnceAndDropsWhatWaits() {
         let clock = TestScheduler()
-        #expect(marbles(Marbles.hot("-1-#", on: clock).delay(.milliseconds(50), on: clock), on: clock) == "---#")
+        let r = clock.record(clock.hot("-1-#").delay(.milliseconds(50), on: clock))
+        clock.run()
+        #expect(r.events == "---#")
     }
 
     @Test(.offThePool) func delayKeepsOrderOnABackgroundScheduler() {
@@ -92,71 +103,85 @@ import RippleTestSupport
 
     @Test func throttleSendsTheFirstAtOnceThenTheLatestPerInterval() {
         let clock = TestScheduler()
-        let source = Marbles.hot("-a-b-c------d---|", on: clock)
-        #expect(marbles(source.throttle(.milliseconds(30), on: clock), on: clock) == "-a--b--c----d---|")
+        let r = clock.record(clock.hot("-a-b-c------d---|").throttle(.milliseconds(30), on: clock))
+        clock.run()
+        #expect(r.events == "-a--b--c----d---|")
     }
 
     @Test func throttleSendsAWaitingValueOnCompletionAndDropsItOnError() {
         let clock = TestScheduler()
-        #expect(marbles(Marbles.hot("-ab|", on: clock).throttle(.milliseconds(50), on: clock), on: clock) == "-a-(b|)")
+        let completing = clock.record(clock.hot("-ab|").throttle(.milliseconds(50), on: clock))
+        clock.run()
+        #expect(completing.events == "-a-(b|)")
         let clock2 = TestScheduler()
-        #expect(marbles(Marbles.hot("-ab#", on: clock2).throttle(.milliseconds(50), on: clock2), on: clock2) == "-a-#")
+        let failing = clock2.record(clock2.hot("-ab#").throttle(.milliseconds(50), on: clock2))
+        clock2.run()
+        #expect(failing.events == "-a-#")
     }
 
     @Test func debounceSendsAfterAQuietInterval() {
         let clock = TestScheduler()
-        let source = Marbles.hot("-a-b----c-------|", on: clock)
-        #expect(marbles(source.debounce(.milliseconds(30), on: clock), on: clock) == "------b----c----|")
+        let r = clock.record(clock.hot("-a-b----c-------|").debounce(.milliseconds(30), on: clock))
+        clock.run()
+        #expect(r.events == "------b----c----|")
     }
 
     @Test func debounceSendsThePendingValueOnCompletionAndDropsItOnError() {
         let clock = TestScheduler()
-        #expect(marbles(Marbles.hot("-a-b|", on: clock).debounce(.milliseconds(50), on: clock), on: clock) == "----(b|)")
+        let completing = clock.record(clock.hot("-a-b|").debounce(.milliseconds(50), on: clock))
+        clock.run()
+        #expect(completing.events == "----(b|)")
         let clock2 = TestScheduler()
-        #expect(marbles(Marbles.hot("-a-b#", on: clock2).debounce(.milliseconds(50), on: clock2), on: clock2) == "----#")
+        let failing = clock2.record(clock2.hot("-a-b#").debounce(.milliseconds(50), on: clock2))
+        clock2.run()
+        #expect(failing.events == "----#")
     }
 
     @Test func bufferCountSendsFullArraysThenThePartialOneOnCompletion() {
-        let r = Recorder<[Int]>()
-        Signal.from([1, 2, 3, 4, 5]).buffer(count: 2).subscribe(r)
-        #expect(r.events == [.next([1, 2]), .next([3, 4]), .next([5]), .completed])
-        let failed = Recorder<[Int]>()
-        Signal<Int> { s in s.sendNext(1); s.sendError(TestError()); return nil }.buffer(count: 2).subscribe(failed)
-        #expect(failed.events == [.error(TestError())])
+        let clock = TestScheduler()
+        let r = clock.record(clock.cold("(12345|)", values: ["1": 1, "2": 2, "3": 3, "4": 4, "5": 5]).buffer(count: 2))
+        #expect(r.events == [.next(0, [1, 2]), .next(0, [3, 4]), .next(0, [5]), .completed(0)])
+        let failed = clock.record(clock.cold("(1#)", values: ["1": 1], error: TestError()).buffer(count: 2))
+        #expect(failed.events == [.error(0, TestError())])
     }
 
     @Test func bufferTimeSpanSendsEachSpansValues() {
         let clock = TestScheduler()
-        let source = Marbles.hot("-1-2---3-----|", on: clock)
-        let r = TimedRecorder<[String]>(clock)
-        source.buffer(timeSpan: .milliseconds(50), on: clock).subscribe(r)
-        clock.advance(by: .milliseconds(200))
-        #expect(r.entries.map(\.event) == [.next(["1", "2"]), .next(["3"]), .completed])
-        #expect(r.entries.map(\.time) == [.milliseconds(50), .milliseconds(100), .milliseconds(130)])
+        let source = clock.hot("-1-2---3-----|")
+        let r = clock.record(source.buffer(timeSpan: .milliseconds(50), on: clock))
+        clock.run(until: .milliseconds(200))
+        #expect(r.events == [.next(50, ["1", "2"]), .next(100, ["3"]), .completed(130)])
+        #expect(source.subscriptions == ["^------------!"])
     }
 
     @Test func sampleSendsTheLatestValueWhenTheSamplerFires() {
         let clock = TestScheduler()
-        let source = Marbles.hot("-1-2---3---", on: clock)
-        let sampler = Marbles.hot("x--x-x---x-|", on: clock)
-        #expect(marbles(source.sample(sampler), on: clock) == "---2-2---3-|")
+        let source = clock.hot("-1-2---3---")
+        let sampler = clock.hot("x--x-x---x-|")
+        let r = clock.record(source.sample(sampler))
+        clock.run()
+        #expect(r.events == "---2-2---3-|")
+        #expect(source.subscriptions == ["^----------!"])
     }
 
     @Test func intervalTicksAtMultiplesOfThePeriod() {
         let clock = TestScheduler()
-        let r = TimedRecorder<Int>(clock)
-        let d = Signal<Int>.interval(.milliseconds(40), on: clock).subscribe(r)
-        clock.advance(by: .milliseconds(130))
-        #expect(r.entries.map(\.event) == [.next(0), .next(1), .next(2)])
-        #expect(r.entries.map(\.time) == [.milliseconds(40), .milliseconds(80), .milliseconds(120)])
-        d.dispose()
+        let r = clock.record(Signal<Int>.interval(.milliseconds(40), on: clock))
+        clock.run(until: .milliseconds(130))
+        #expect(r.events == [.next(40, 0), .next(80, 1), .next(120, 2)])
+        #expect(clock.nextDueTime == .milliseconds(160))
+        r.dispose()
         clock.advance(by: .seconds(1))
-        #expect(r.entries.count == 3)
+        #expect(r.events.count == 3)
         #expect(clock.pendingCount == 0 || clock.pendingCount == 1)
+        #expect(clock.nextDueTime == nil)
     }
 
     @Test func timerSendsOnceAtTheDueTimeThenCompletes() {
         let clock = TestScheduler()
-        #expect(marbles(Signal<Int>.timer(.milliseconds(50), on: clock), on: clock) == "-----(0|)")
+        let r = clock.record(Signal<Int>.timer(.milliseconds(50), on: clock))
+        clock.run()
+        #expect(r.events == [.next(50, 0), .completed(50)])
+        #expect(r.events.description == "-----(0|)")
     }
 }

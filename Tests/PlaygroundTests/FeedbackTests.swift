@@ -23,6 +23,15 @@ final class OutputCollector: @unchecked Sendable {
     }
 }
 
+/// Writes `text` to a child's standard input and closes it. A child that exits before reading
+/// it all (a script error on its first line) closes the pipe: the write then fails with EPIPE,
+/// which is ignored, instead of SIGPIPE killing the whole test process.
+func feed(_ input: Pipe, _ text: String) {
+    signal(SIGPIPE, SIG_IGN)
+    try? input.fileHandleForWriting.write(contentsOf: Data(text.utf8))
+    try? input.fileHandleForWriting.close()
+}
+
 /// Runs the built `ripple-playground` with a watchdog: a child still running after
 /// `Workload.hangLimit` (or `limit` seconds, if longer) is killed and reported with a nil status,
 /// so a script that hangs fails its test instead of blocking the suite. The limit is a guard
@@ -40,8 +49,7 @@ func launchBounded(_ arguments: [String], stdin: String, limit: TimeInterval? = 
     let out = OutputCollector(), err = OutputCollector()
     out.collect(output)
     err.collect(error)
-    input.fileHandleForWriting.write(Data(stdin.utf8))
-    try input.fileHandleForWriting.close()
+    feed(input, stdin)
     let deadline = Date().addingTimeInterval(limit)
     while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
     let finished = !process.isRunning

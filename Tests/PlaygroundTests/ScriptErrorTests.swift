@@ -162,8 +162,7 @@ final class ErrorCollector: @unchecked Sendable {
         let errors = ErrorCollector()
         let reader = Thread { errors.data = error.fileHandleForReading.readDataToEndOfFile(); errors.done.signal() }
         reader.start()
-        input.fileHandleForWriting.write(Data(stdin.utf8))
-        try input.fileHandleForWriting.close()
+        feed(input, stdin)
         let out = output.fileHandleForReading.readDataToEndOfFile()
         errors.done.wait()
         let err = errors.data

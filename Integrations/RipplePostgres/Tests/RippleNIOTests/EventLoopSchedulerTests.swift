@@ -126,4 +126,30 @@ private func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -
         let allOnLoop = onLoop.load(ordering: .relaxed)
         #expect(allOnLoop)
     }
+
+    /// From `@MainActor` code, `deliver(on:)` then `subscribe` delivers on the main actor (the
+    /// closures are the actor's), and `subscribe(onLoop:)` delivers on the loop.
+    @MainActor @Test func fromMainActorCodeDeliverOnHopsToTheActorAndSubscribeOnLoopStaysOnTheLoop() async {
+        let loop = group.next()
+        let subject = Subject<Int>()
+        let onMain = Mutex<[Int]>([])
+        let viaDeliver = subject.deliver(on: EventLoopScheduler(loop)).subscribeNext { value in
+            MainActor.assertIsolated()
+            onMain.withLock { $0.append(value) }
+        }
+        let onLoop = Mutex<[Int]>([])
+        let offLoop = Atomic(0)
+        let viaLoop = subject.subscribe(onLoop: loop, next: { value in
+            if !loop.inEventLoop { offLoop.add(1, ordering: .relaxed) }
+            onLoop.withLock { $0.append(value) }
+        })
+        await Task.detached { for i in 0..<50 { subject.sendNext(i) } }.value
+        let arrived = await eventually { @Sendable in onMain.withLock { $0.count } == 50 && onLoop.withLock { $0.count } == 50 }
+        #expect(arrived)
+        #expect(onMain.withLock { $0 } == Array(0..<50))
+        #expect(onLoop.withLock { $0 } == Array(0..<50))
+        #expect(offLoop.load(ordering: .relaxed) == 0)
+        viaDeliver.dispose()
+        viaLoop.dispose()
+    }
 }

@@ -194,7 +194,7 @@ public final class PostgresTopics: Service, Sendable {
         var backoff = Duration.milliseconds(50)
         while !Task.isCancelled {
             for feed in router.withLock({ $0.feeds }) { feed.setState(.connecting) }
-            let wentLive = Atomic<Bool>(false)
+            let wentLive = Flag()
             do {
                 let connection = try await Connections.open(listenerConfiguration, logger: logger)
                 do {
@@ -207,7 +207,7 @@ public final class PostgresTopics: Service, Sendable {
                 }
             } catch {
                 if Task.isCancelled { return }
-                if wentLive.load(ordering: .relaxed) { backoff = .milliseconds(50) }
+                if wentLive.isSet { backoff = .milliseconds(50) }
                 if let permanent = Self.permanent(error) {
                     logger.error("the database refused the listener", metadata: ["error": "\(permanent)"])
                     for feed in router.withLock({ $0.feeds }) { feed.setState(.disconnected(permanent)) }
@@ -230,7 +230,7 @@ public final class PostgresTopics: Service, Sendable {
 
     /// What happens on one connection: a heartbeat, the reader, and the channels' listeners.
     /// Returns when cancelled; throws when the connection fails.
-    private func session(on connection: PostgresConnection, wentLive: Atomic<Bool>) async throws {
+    private func session(on connection: PostgresConnection, wentLive: Flag) async throws {
         let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let (events, event) = AsyncStream.makeStream(of: SessionEvent.self)
         router.withLock { $0.begin(Session(wake: wake, events: event)) }
@@ -298,7 +298,7 @@ public final class PostgresTopics: Service, Sendable {
     }
 
     /// Reads the queued topics, one at a time, delivering to their subscribers.
-    private func readLoop(_ wakes: AsyncStream<Void>, on connection: PostgresConnection, wentLive: Atomic<Bool>) async throws {
+    private func readLoop(_ wakes: AsyncStream<Void>, on connection: PostgresConnection, wentLive: Flag) async throws {
         for await _ in wakes {
             while let (feed, catchingUp) = router.withLock({ $0.next() }) {
                 try Task.checkCancellation()
@@ -307,7 +307,7 @@ public final class PostgresTopics: Service, Sendable {
                     let cursor = try await feed.read(on: connection)
                     router.withLock { $0.read(feed, upTo: cursor) }
                     if catchingUp {
-                        wentLive.store(true, ordering: .relaxed)
+                        wentLive.set()
                         feed.setState(.live)
                         logger.debug("live", metadata: ["ripple.topic": "\(Untrusted.escaped(feed.topic))", "ripple.sequence": "\(cursor ?? 0)"])
                     }
@@ -351,6 +351,13 @@ public final class PostgresTopics: Service, Sendable {
             }
         }
     }
+}
+
+/// A flag set once, read by another task.
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .relaxed) }
+    var isSet: Bool { value.load(ordering: .relaxed) }
 }
 
 /// The channels of one connection.

@@ -279,16 +279,17 @@ public final class PostgresTopics: Service, Sendable {
     private func drain(_ channel: String, on connection: PostgresConnection,
                        reporting event: AsyncStream<SessionEvent>.Continuation) async {
         do {
-            let notifications = try await connection.listen(channel)
-            router.withLock { $0.listened(channel) }
-            for try await notification in notifications {
-                let rejected = router.withLock { $0.hint(channel, notification.payload) }
-                if rejected, let suppressed = rejections.due() {
-                    logger.warning("ignoring a notification that is not a sequence", metadata: [
-                        "ripple.channel": "\(channel)",
-                        "payload": "\(Untrusted.escaped(notification.payload))",
-                        "ripple.suppressed": "\(suppressed)",
-                    ])
+            try await connection.listen(on: channel) { notifications in
+                router.withLock { $0.listened(channel) }
+                for try await notification in notifications {
+                    let rejected = router.withLock { $0.hint(channel, notification.payload) }
+                    if rejected, let suppressed = rejections.due() {
+                        logger.warning("ignoring a notification that is not a sequence", metadata: [
+                            "ripple.channel": "\(channel)",
+                            "payload": "\(Untrusted.escaped(notification.payload))",
+                            "ripple.suppressed": "\(suppressed)",
+                        ])
+                    }
                 }
             }
             if !Task.isCancelled { event.yield(.failed(PostgresReplayError.malformed("the notifications on \(channel) ended"))) }

@@ -18,7 +18,7 @@ protocol TopicReader: AnyObject, Sendable {
     /// Reads what the table holds after the cursor (the retained tail the first time) and
     /// delivers it; returns the new cursor. Throws `missedValues`/`cursorAhead` to end this
     /// subject, anything else for the connection.
-    func read(on connection: PostgresConnection) async throws -> Int64?
+    func read(on connection: GuardedConnection) async throws -> Int64?
     /// Ends the subscribers once: `completed` without `failure`, else the error.
     func finish(_ failure: (any Error)?)
 }
@@ -78,7 +78,7 @@ final class Feed<Value: Codable & Sendable>: TopicReader {
         ending.resolve(failure)
     }
 
-    func read(on connection: PostgresConnection) async throws -> Int64? {
+    func read(on connection: GuardedConnection) async throws -> Int64? {
         var cursor = self.cursor.withLock { $0 }
         defer { self.cursor.withLock { [cursor] in $0 = cursor } }
         if cursor.last == nil {
@@ -90,7 +90,7 @@ final class Feed<Value: Codable & Sendable>: TopicReader {
     }
 
     /// A new instance's first read: the retained tail, with the head, in one snapshot.
-    private func readTail(_ cursor: inout FeedCursor, on connection: PostgresConnection) async throws {
+    private func readTail(_ cursor: inout FeedCursor, on connection: GuardedConnection) async throws {
         var head: Int64 = 0
         var tail: [(sequence: Int64, epoch: Double, json: String)] = []
         let rows = try await connection.query(Schema.tail(topic: topic, limit: capacity, maxAge: maxAge), logger: logger)
@@ -107,7 +107,7 @@ final class Feed<Value: Codable & Sendable>: TopicReader {
     }
 
     /// Reads the values after the cursor, in batches, reporting the ones retention trimmed.
-    private func readAfter(_ cursor: inout FeedCursor, on connection: PostgresConnection) async throws {
+    private func readAfter(_ cursor: inout FeedCursor, on connection: GuardedConnection) async throws {
         let batch = 500
         while true {
             var head: Int64 = 0

@@ -199,7 +199,7 @@ public final class PostgresTopics: Service, Sendable {
                 let connection = try await Connections.open(listenerConfiguration, logger: logger)
                 do {
                     try await Schema.prepare(on: connection, createIfMissing: schema == .createIfMissing, logger: logger)
-                    try await session(on: connection, wentLive: wentLive)
+                    try await session(on: GuardedConnection(connection), wentLive: wentLive)
                     try? await connection.close()
                 } catch {
                     try? await connection.close()
@@ -230,16 +230,25 @@ public final class PostgresTopics: Service, Sendable {
 
     /// What happens on one connection: a heartbeat, the reader, and the channels' listeners.
     /// Returns when cancelled; throws when the connection fails.
-    private func session(on connection: PostgresConnection, wentLive: Flag) async throws {
+    private func session(on connection: GuardedConnection, wentLive: Flag) async throws {
         let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let (events, event) = AsyncStream.makeStream(of: SessionEvent.self)
         router.withLock { $0.begin(Session(wake: wake, events: event)) }
         defer { router.withLock { $0.end() } }
         event.yield(.changed)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await self.watch(connection) }
-            group.addTask { try await self.readLoop(wakes, on: connection, wentLive: wentLive) }
-            group.addTask { try await self.register(events, on: connection, reporting: event) }
+            group.addTask { [logger] in
+                defer { logger.trace("heartbeat stopped") }
+                try await self.watch(connection)
+            }
+            group.addTask { [logger] in
+                defer { logger.trace("reader stopped") }
+                try await self.readLoop(wakes, on: connection, wentLive: wentLive)
+            }
+            group.addTask { [logger] in
+                defer { logger.trace("registrar stopped") }
+                try await self.register(events, on: connection, reporting: event)
+            }
             _ = try await group.next()
             group.cancelAll()
         }
@@ -256,7 +265,7 @@ public final class PostgresTopics: Service, Sendable {
 
     /// LISTENs on each subject's channel (a task per channel, draining its notifications into the
     /// router at once, whatever the subscribers do) and UNLISTENs channels no subject uses any more.
-    private func register(_ events: AsyncStream<SessionEvent>, on connection: PostgresConnection,
+    private func register(_ events: AsyncStream<SessionEvent>, on connection: GuardedConnection,
                           reporting event: AsyncStream<SessionEvent>.Continuation) async throws {
         var listeners: [String: Task<Void, Never>] = [:]
         defer { for listener in listeners.values { listener.cancel() } }
@@ -276,10 +285,10 @@ public final class PostgresTopics: Service, Sendable {
 
     /// LISTENs on `channel`, queues its subjects' catch-up, then hands each notification to the
     /// router: never waits for a read or a subscriber, so postgres-nio's buffer stays empty.
-    private func drain(_ channel: String, on connection: PostgresConnection,
+    private func drain(_ channel: String, on connection: GuardedConnection,
                        reporting event: AsyncStream<SessionEvent>.Continuation) async {
         do {
-            try await connection.listen(on: channel) { notifications in
+            try await connection.connection.listen(on: channel) { notifications in
                 router.withLock { $0.listened(channel) }
                 for try await notification in notifications {
                     let rejected = router.withLock { $0.hint(channel, notification.payload) }
@@ -294,17 +303,19 @@ public final class PostgresTopics: Service, Sendable {
             }
             if !Task.isCancelled { event.yield(.failed(PostgresReplayError.malformed("the notifications on \(channel) ended"))) }
         } catch {
+            logger.trace("notifications failed", metadata: ["ripple.channel": "\(channel)", "error": "\(Untrusted.describe(error))"])
             if !Task.isCancelled { event.yield(.failed(error)) }
         }
     }
 
     /// Reads the queued topics, one at a time, delivering to their subscribers.
-    private func readLoop(_ wakes: AsyncStream<Void>, on connection: PostgresConnection, wentLive: Flag) async throws {
+    private func readLoop(_ wakes: AsyncStream<Void>, on connection: GuardedConnection, wentLive: Flag) async throws {
         for await _ in wakes {
             while let (feed, catchingUp) = router.withLock({ $0.next() }) {
                 try Task.checkCancellation()
                 if catchingUp { feed.setState(.catchingUp) }
                 do {
+                    logger.trace("reading", metadata: ["ripple.topic": "\(Untrusted.escaped(feed.topic))"])
                     let cursor = try await feed.read(on: connection)
                     router.withLock { $0.read(feed, upTo: cursor) }
                     if catchingUp {
@@ -324,13 +335,14 @@ public final class PostgresTopics: Service, Sendable {
 
     /// Checks every `heartbeat` that the connection answers; closes it and throws when it does not
     /// answer within another `heartbeat`. Returns when cancelled.
-    private func watch(_ connection: PostgresConnection) async throws {
+    private func watch(_ guarded: GuardedConnection) async throws {
+        let connection = guarded.connection
         while true {
             do { try await Task.sleep(for: heartbeat) } catch { return }
             let answered = await withTaskGroup(of: Bool.self) { probe in
                 probe.addTask { [logger] in
                     do {
-                        for try await _ in try await connection.query("SELECT 1", logger: logger) {}
+                        for try await _ in try await guarded.query("SELECT 1", logger: logger) {}
                         return true
                     } catch {
                         return false

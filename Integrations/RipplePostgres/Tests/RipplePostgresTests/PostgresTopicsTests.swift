@@ -137,6 +137,7 @@ extension Database {
             try await feed.send(2)
             #expect(await eventually(60) { received.values == [1, 2] })
             let after = topics.statistics
+            print("a flood of 2,000 forged notifications: \(before) → \(after)")
             #expect(after.rejected - before.rejected >= 2_000)
             #expect(after.reads - before.reads <= 6, "\(before) → \(after)")
             #expect(logs.all.filter { $0.metadata["payload"] != nil }.count <= 1)

@@ -10,29 +10,29 @@ import Testing
 extension Database {
     @Suite(.serialized, .enabled(if: TestDatabase.available, "no PostgreSQL: set PGHOST (see .ci/postgres)"))
     struct PrivilegeTests {
-        private func subject(_ topic: String, as user: String? = nil) throws -> PostgresReplaySubject<Int> {
+        private func subject(_ topic: String, as user: String? = nil) throws -> PostgresReplaySubject<String> {
             let configuration = try user.map { try TestDatabase.configuration(as: $0) } ?? TestDatabase.configuration
-            return PostgresReplaySubject<Int>(topic: topic, capacity: 10, configuration: configuration, logger: TestDatabase.logger)
+            return PostgresReplaySubject<String>(topic: topic, capacity: 10, configuration: configuration, logger: TestDatabase.logger)
         }
 
         @Test func aRoleWithSelectOnlyFollowsAndARoleWithTheWritesOnlyPublishes() async throws {
             let topic = TestDatabase.topic("reader")
             let owner = try subject(topic)
-            try await owner.send(1)  // the tables exist
+            try await owner.send("1")  // the tables exist
             try await TestDatabase.role("ripple_reader", grants: ["GRANT SELECT ON ripple_topics, ripple_values TO ripple_reader"])
             try await TestDatabase.role("ripple_writer", grants: [
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON ripple_topics, ripple_values TO ripple_writer",
             ])
             let follower = try subject(topic, as: "ripple_reader")
-            let received = Recorder<Int>()
+            let received = Recorder<String>()
             received.attach(follower)
             let running = try await Running(follower)
-            #expect(received.values == [1])
+            #expect(received.values == ["1"])
             let cli = try Feed.Child(["follow", "--topic", topic, "--count", "1"], environment: ["PGUSER": "ripple_reader"])
             try await Task.sleep(for: .milliseconds(700))
             let writer = try subject(topic, as: "ripple_writer")
-            try await writer.send(2)
-            #expect(await eventually(60) { received.values == [1, 2] })
+            try await writer.send("2")
+            #expect(await eventually(60) { received.values == ["1", "2"] })
             #expect(await cli.wait(60) == 0, "\(cli.errorText)")
             #expect(cli.lines == ["2"])
             await running.stop()
@@ -40,12 +40,12 @@ extension Database {
 
         @Test func aRoleWithoutSelectEndsRunWithTheServersMessageInsteadOfRetryingForEver() async throws {
             let topic = TestDatabase.topic("denied")
-            try await subject(topic).send(1)  // the tables exist
+            try await subject(topic).send("1")  // the tables exist
             try await TestDatabase.role("ripple_nobody")
             let feed = try subject(topic, as: "ripple_nobody")
             let states = Recorder<ConnectionState>()
             states.attach(feed.connectionState)
-            let received = Recorder<Int>()
+            let received = Recorder<String>()
             received.attach(feed)
             let running = Task { try await feed.run() }
             let ended = await eventually(60) { if case .stopped = feed.currentConnectionState { true } else { false } }

@@ -139,6 +139,9 @@ public enum PostgresReplayError: Error, Sendable, CustomStringConvertible {
 /// A topic is the primary key's first column: PostgreSQL's btree refuses index rows over about
 /// 2,700 bytes, so a topic of 3 KB made `send` fail while followers went live. 256 bytes leaves
 /// room to spare and is more than any name needs.
+///
+///     do { try PostgresReplaySubject<Order>.validate(topic: input) }
+///     catch { print(error) }   // a topic is at most 256 bytes of UTF-8, this one has 3000
 public enum InvalidTopic: Error, Sendable, Equatable, CustomStringConvertible {
     /// The empty string.
     case empty

@@ -27,6 +27,8 @@ import Synchronization
 /// notifications are counted (`statistics`) and logged at most every 10 s, escaped.
 public final class PostgresTopics: Service, Sendable {
     /// Whether connections may create the tables.
+    ///
+    ///     let topics = PostgresTopics(configuration: config, logger: logger, schema: .mustExist)
     public enum SchemaPolicy: Sendable, Equatable {
         /// Creates the tables when they are missing (checked first with a plain query, so a role
         /// with SELECT only never runs DDL once they exist). The default: a new project works at
@@ -39,6 +41,9 @@ public final class PostgresTopics: Service, Sendable {
 
     /// What the listener has seen, for monitoring: notifications are untrusted, so their costs
     /// are counted.
+    ///
+    ///     let seen = topics.statistics
+    ///     if seen.rejected > 0 { logger.warning("forged or foreign notifications: \(seen)") }
     public struct Statistics: Sendable, Equatable, CustomStringConvertible {
         /// Notifications received, on every channel.
         public var notifications = 0
@@ -134,7 +139,9 @@ public final class PostgresTopics: Service, Sendable {
         try await connection.close()
     }
 
-    /// The listener's counts so far.
+    /// The listener's counts so far, since the topics were made.
+    ///
+    ///     print(topics.statistics)   // notifications 120, stale 3, rejected 0, reads 80
     public var statistics: Statistics { router.withLock { $0.statistics } }
 
     // MARK: Subjects

@@ -18,19 +18,23 @@ public enum ConnectionState: Sendable, CustomStringConvertible {
     case catchingUp
     /// Caught up: every value committed from now on arrives as it is committed.
     case live
-    /// The listener connection failed with this error; it reconnects after a short backoff.
+    /// The listener connection failed with this error; it reconnects after a short backoff —
+    /// unless the error is permanent (`PostgresReplayError.refused`, `.schemaMissing`): then
+    /// `stopped` follows and `run()` throws it.
     case disconnected(any Error)
     /// `run()` has returned: subscribers have received their terminal event.
     case stopped
 
-    /// The state's name, with the error for `disconnected`.
+    /// The state's name, with the error for `disconnected`: for an error from the server, its
+    /// message and SQLSTATE (postgres-nio's own description of `PSQLError` hides them), for
+    /// example `disconnected: permission denied for table ripple_values (SQLSTATE 42501)`.
     public var description: String {
         switch self {
         case .idle: "idle"
         case .connecting: "connecting"
         case .catchingUp: "catching up"
         case .live: "live"
-        case .disconnected(let error): "disconnected: \(error)"
+        case .disconnected(let error): "disconnected: \(Untrusted.describe(error))"
         case .stopped: "stopped"
         }
     }
@@ -98,6 +102,13 @@ public enum PostgresReplayError: Error, Sendable, CustomStringConvertible {
     case cursorAhead(topic: String, cursor: Int64, head: Int64)
     /// `send` after `run()` returned: the subject is stopped.
     case stopped(topic: String)
+    /// The server refused in a way reconnecting will not fix: no privilege on the tables
+    /// (SQLSTATE 42501), a missing table (42P01), a database that does not exist (3D000), or
+    /// failed authentication (28xxx). Ends `run()`, with the server's message.
+    case refused(sqlState: String, message: String)
+    /// The tables do not exist and `PostgresTopics.SchemaPolicy.mustExist` forbids creating
+    /// them: run `PostgresTopics.migrate(configuration:logger:)` or `ripple-feed migrate` first.
+    case schemaMissing
 
     /// A sentence naming the problem.
     public var description: String {
@@ -108,14 +119,43 @@ public enum PostgresReplayError: Error, Sendable, CustomStringConvertible {
         case .cursorAhead(let topic, let cursor, let head):
             "\(topic): the cursor \(cursor) is past the topic's last value \(head) (topic reset, database restored, or another database's cursor)"
         case .stopped(let topic): "PostgresReplaySubject(topic: \(topic)) is stopped: run() has returned"
+        case .refused(let sqlState, let message): "the database refused: \(Untrusted.escaped(message, limit: 500)) (SQLSTATE \(sqlState))"
+        case .schemaMissing:
+            "the tables ripple_topics and ripple_values do not exist: run PostgresTopics.migrate(configuration:logger:) or `ripple-feed migrate` first"
         }
     }
 
     /// Whether the error ends the subject (rather than the connection, which is retried).
     var endsTheSubject: Bool {
         switch self {
-        case .missedValues, .cursorAhead: true
+        case .missedValues, .cursorAhead, .refused, .schemaMissing: true
         case .alreadyRunning, .malformed, .stopped: false
+        }
+    }
+}
+
+/// Why a topic cannot be used (`PostgresReplaySubject.validate(topic:)`).
+///
+/// A topic is the primary key's first column: PostgreSQL's btree refuses index rows over about
+/// 2,700 bytes, so a topic of 3 KB made `send` fail while followers went live. 256 bytes leaves
+/// room to spare and is more than any name needs.
+///
+///     do { try PostgresReplaySubject<Order>.validate(topic: input) }
+///     catch { print(error) }   // a topic is at most 256 bytes of UTF-8, this one has 3000
+public enum InvalidTopic: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The empty string.
+    case empty
+    /// A NUL character (PostgreSQL's text cannot hold one).
+    case containsNul
+    /// More than `PostgresReplaySubject.maximumTopicBytes` bytes of UTF-8.
+    case tooLong(bytes: Int)
+
+    /// For example `a topic is at most 256 bytes of UTF-8, this one has 3000`.
+    public var description: String {
+        switch self {
+        case .empty: "a topic must not be empty"
+        case .containsNul: "a topic must not contain a NUL character"
+        case .tooLong(let bytes): "a topic is at most 256 bytes of UTF-8, this one has \(bytes)"
         }
     }
 }

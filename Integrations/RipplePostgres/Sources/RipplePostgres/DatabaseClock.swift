@@ -26,8 +26,10 @@ final class DatabaseClock: Scheduler {
         contact = Mutex(Contact(databaseEpoch: Date().timeIntervalSince1970, local: .now))
     }
 
-    /// Records the database's time read just now.
+    /// Records the database's time read just now (a time that is not finite, or not between 1970
+    /// and the year 5000, is ignored: the clock keeps counting from the last good one).
     func synchronize(databaseEpoch: Double) {
+        guard databaseEpoch.isFinite, (0...Self.latest).contains(databaseEpoch) else { return }
         let local = ContinuousClock.now
         contact.withLock { $0 = Contact(databaseEpoch: databaseEpoch, local: local) }
     }
@@ -41,6 +43,20 @@ final class DatabaseClock: Scheduler {
 
     var now: Duration {
         .seconds(Self.stamp ?? databaseEpoch)
+    }
+
+    /// The latest epoch this clock accepts (the year 5000): `Duration.seconds` traps on what does
+    /// not fit its 128-bit attoseconds (nan, infinities, ±1e300).
+    static let latest: Double = 95_617_584_000
+
+    /// A row's publishing time made safe to stamp: not finite or before 1970 → 0 (as old as it
+    /// gets), later than the database's time now → now. So a row dated in the future (a clock
+    /// that ran ahead, a row written by hand) ages from the moment it is read instead of keeping
+    /// `maxAge` from ever dropping it.
+    func clamped(_ epoch: Double) -> Double {
+        let now = databaseEpoch
+        guard epoch.isFinite else { return epoch == .infinity ? now : 0 }
+        return min(max(epoch, 0), now)
     }
 
     /// Runs `body` (a `sendNext` on the buffer) with `now` answering `epoch`.

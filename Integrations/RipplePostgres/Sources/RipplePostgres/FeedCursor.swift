@@ -16,24 +16,6 @@ struct FeedCursor: Equatable {
         self.last = last
     }
 
-    /// What a notification asks for.
-    enum Decision: Equatable {
-        /// The next value, carried inline: deliver it.
-        case deliver(NotificationPayload)
-        /// Already delivered (a notification that overlaps a catch-up): nothing to do.
-        case ignore
-        /// The value is not inline, or values before it are not here yet: read the table.
-        case fetch
-    }
-
-    /// Decides what to do with a notification.
-    func decide(_ notification: NotificationPayload) -> Decision {
-        guard let last else { return .fetch }
-        if notification.sequence <= last { return .ignore }
-        if notification.sequence == last + 1, notification.json != nil { return .deliver(notification) }
-        return .fetch
-    }
-
     /// Values missed between `last` and a later value: retention trimmed them.
     struct Missed: Equatable, Sendable {
         /// The sequences that will never be delivered.
@@ -81,33 +63,5 @@ struct FeedCursor: Equatable {
         precondition(last == nil, "FeedCursor.start: already started at \(last!)")
         last = max(head, tail.last ?? 0)
     }
-
-    /// Records an inline value as delivered (the `.deliver` decision).
-    mutating func delivered(_ sequence: Int64) {
-        precondition(last.map { sequence == $0 + 1 } ?? false, "FeedCursor: \(sequence) does not follow \(String(describing: last))")
-        last = sequence
-    }
 }
 
-/// A notification's payload: `SEQ EPOCH[ JSON]`, the value's sequence, its publishing time on the
-/// database's clock (seconds since 1970), and the value itself when it fits NOTIFY's limit.
-struct NotificationPayload: Equatable, Sendable {
-    var sequence: Int64
-    var epoch: Double
-    var json: String?
-
-    /// Parses a payload; nil when it is not one of ours.
-    init?(_ text: String) {
-        let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count >= 2, let sequence = Int64(parts[0]), let epoch = Double(parts[1]) else { return nil }
-        self.sequence = sequence
-        self.epoch = epoch
-        self.json = parts.count == 3 ? String(parts[2]) : nil
-    }
-
-    init(sequence: Int64, epoch: Double, json: String?) {
-        self.sequence = sequence
-        self.epoch = epoch
-        self.json = json
-    }
-}

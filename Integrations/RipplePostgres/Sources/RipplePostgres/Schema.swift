@@ -97,23 +97,23 @@ enum Schema {
             """
     }
 
-    /// The topic's head and the database's clock, read before `after` so that a head with
-    /// nothing retained after the cursor means the values were trimmed.
-    static func head(topic: String) -> PostgresQuery {
-        """
-        SELECT coalesce((SELECT head FROM ripple_topics WHERE topic = \(topic)), 0),
-               extract(epoch FROM clock_timestamp())::float8
-        """
-    }
-
-    /// Up to `limit` retained values after `sequence`, ascending; none older than `maxAge`.
+    /// In one snapshot: the topic's head, the database's clock, and up to `limit` retained values
+    /// after `sequence`, ascending, none older than `maxAge` (one row with nulls when there are
+    /// none). One query per read: a head with nothing retained after the cursor means the values
+    /// were trimmed.
     static func after(topic: String, sequence: Int64, limit: Int, maxAge: Duration?) -> PostgresQuery {
         let maxAgeSeconds = maxAge.map(\.seconds)
         return """
-            SELECT seq, extract(epoch FROM created_at)::float8, payload FROM ripple_values
-            WHERE topic = \(topic) AND seq > \(sequence)
-              AND (\(maxAgeSeconds)::float8 IS NULL OR created_at >= now() - make_interval(secs => \(maxAgeSeconds)))
-            ORDER BY seq LIMIT \(Int64(limit))
+            SELECT coalesce((SELECT head FROM ripple_topics WHERE topic = \(topic)), 0),
+                   extract(epoch FROM clock_timestamp())::float8,
+                   v.seq, extract(epoch FROM v.created_at)::float8, v.payload
+            FROM (SELECT 1) AS one
+            LEFT JOIN LATERAL (
+                SELECT seq, created_at, payload FROM ripple_values
+                WHERE topic = \(topic) AND seq > \(sequence)
+                  AND (\(maxAgeSeconds)::float8 IS NULL OR created_at >= now() - make_interval(secs => \(maxAgeSeconds)))
+                ORDER BY seq LIMIT \(Int64(limit))
+            ) AS v ON true
             """
     }
 }
@@ -126,11 +126,36 @@ extension Duration {
 }
 
 extension Schema {
+    /// Makes sure the tables exist before a connection uses them. First a plain query
+    /// (`to_regclass`, which needs no privilege): when both tables exist, nothing else runs, so a
+    /// role with SELECT only (or the writes only) never runs DDL. When one is missing:
+    /// `createIfMissing` creates them (`migrate(on:logger:)`), otherwise this throws
+    /// `PostgresReplayError.schemaMissing`, which ends `run()`: follow a migration, do not retry.
+    ///
+    ///     try await Schema.prepare(on: connection, createIfMissing: false, logger: logger)
+    static func prepare(on connection: PostgresConnection, createIfMissing: Bool, logger: Logger) async throws {
+        var exists = false
+        for try await row in try await connection.query(
+            "SELECT to_regclass('ripple_topics') IS NOT NULL AND to_regclass('ripple_values') IS NOT NULL",
+            logger: logger)
+        {
+            exists = try row.decode(Bool.self)
+        }
+        if exists { return }
+        guard createIfMissing else { throw PostgresReplayError.schemaMissing }
+        try await migrate(on: connection, logger: logger)
+    }
+
+    /// Creates the tables if missing (`prepare(on:createIfMissing: true, logger:)`).
+    static func ensure(on connection: PostgresConnection, logger: Logger) async throws {
+        try await prepare(on: connection, createIfMissing: true, logger: logger)
+    }
+
     /// Creates the tables if missing. Concurrent `CREATE TABLE IF NOT EXISTS` from several
     /// instances can still collide in PostgreSQL's catalog, so the block takes a transaction-level
     /// advisory lock first. When the tables exist it locks nothing else: no `ALTER TABLE` here,
     /// whose exclusive lock would queue every publisher behind any reader of the table.
-    static func ensure(on connection: PostgresConnection, logger: Logger) async throws {
+    static func migrate(on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(
             """
             DO $$ BEGIN

@@ -5,9 +5,11 @@
 //                                                     prints the last N retained values (default 0), then each
 //                                                     live value, one per line; exits 0 after K values in all,
 //                                                     or on SIGTERM/SIGINT
+//     ripple-feed migrate                             creates the tables if missing; exit 0
 //
 // The connection comes from libpq's variables (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE); the
-// tables are created if missing. A bad option or an unreachable database: one line on standard
+// tables are created if missing (publish, follow: only when they are missing, so a role with
+// SELECT only can follow). A bad option or topic, an unreachable database: one line on standard
 // error, exit 2. RIPPLE_FEED_LOG=debug|info|warning logs to standard error (default: nothing).
 import Foundation
 import Logging
@@ -24,6 +26,7 @@ func printLine(_ line: String) {
 let usage = """
     usage: ripple-feed publish --topic T [--capacity C] VALUE...
            ripple-feed follow  --topic T [--history N] [--count K]
+           ripple-feed migrate
     """
 
 /// Prints `message` as one line on standard error and exits 2.
@@ -44,12 +47,12 @@ struct Options {
 
 func parse(_ arguments: [String]) -> Options {
     guard let command = arguments.first else { fail("no command. \(usage)") }
-    guard command == "publish" || command == "follow" else {
+    guard ["publish", "follow", "migrate"].contains(command) else {
         if command == "-h" || command == "--help" || command == "help" {
             printLine(usage)
             exit(0)
         }
-        fail("unknown command '\(command)': expected publish or follow")
+        fail("unknown command '\(command)': expected publish, follow or migrate")
     }
     var options = Options(command: command)
     var rest = arguments.dropFirst()
@@ -71,11 +74,17 @@ func parse(_ arguments: [String]) -> Options {
             rest = []
         default:
             if argument.hasPrefix("--") { fail("unknown option '\(argument)' for \(command)") }
-            guard command == "publish" else { fail("follow takes no values, got '\(argument)'") }
+            guard command == "publish" else { fail("\(command) takes no values, got '\(argument)'") }
             options.values.append(argument)
         }
     }
-    guard options.topic != nil else { fail("\(command) needs --topic T") }
+    if command == "migrate" { return options }
+    guard let topic = options.topic else { fail("\(command) needs --topic T") }
+    do {
+        try PostgresReplaySubject<String>.validate(topic: topic)
+    } catch {
+        fail("bad --topic: \(error)")
+    }
     if command == "publish", options.values.isEmpty { fail("publish needs at least one VALUE") }
     return options
 }
@@ -105,6 +114,14 @@ func describe(_ error: any Error) -> String {
 }
 
 switch options.command {
+case "migrate":
+    do {
+        try await PostgresTopics.migrate(configuration: configuration, logger: logger)
+    } catch {
+        fail("cannot migrate PostgreSQL at \(target): \(describe(error))")
+    }
+    exit(0)
+
 case "publish":
     let feed = PostgresReplaySubject<String>(
         topic: options.topic!, capacity: options.capacity, configuration: configuration, logger: logger)

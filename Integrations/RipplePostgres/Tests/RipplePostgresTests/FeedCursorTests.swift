@@ -2,25 +2,8 @@ import Testing
 
 @testable import RipplePostgres
 
-/// The listener's state machine, without a database.
+/// The reader's state machine, without a database.
 @Suite struct FeedCursorTests {
-    @Test func theNextValueInlineIsDeliveredOnceAndEarlierOnesAreIgnored() {
-        var cursor = FeedCursor(resumingAfter: 4)
-        let next = NotificationPayload(sequence: 5, epoch: 1, json: "\"e\"")
-        #expect(cursor.decide(next) == .deliver(next))
-        cursor.delivered(5)
-        #expect(cursor.decide(next) == .ignore)
-        #expect(cursor.decide(NotificationPayload(sequence: 3, epoch: 1, json: "1")) == .ignore)
-        #expect(cursor.last == 5)
-    }
-
-    @Test func aValueWithoutItsJsonOrAfterAGapIsReadFromTheTable() {
-        let cursor = FeedCursor(resumingAfter: 4)
-        #expect(cursor.decide(NotificationPayload(sequence: 5, epoch: 1, json: nil)) == .fetch)
-        #expect(cursor.decide(NotificationPayload(sequence: 7, epoch: 1, json: "1")) == .fetch)
-        #expect(FeedCursor(resumingAfter: nil).decide(NotificationPayload(sequence: 1, epoch: 1, json: "1")) == .fetch)
-    }
-
     @Test func rowsFollowingTheCursorAreDeliveredWithoutAGap() {
         var cursor = FeedCursor(resumingAfter: 4)
         #expect(cursor.accept(rows: [3, 4, 5, 6], headBefore: 6) == [.deliver(2), .deliver(3)])
@@ -62,15 +45,6 @@ import Testing
         var empty = FeedCursor(resumingAfter: nil)
         empty.start(head: 0, tail: [])
         #expect(empty.last == 0)
-        #expect(empty.decide(NotificationPayload(sequence: 1, epoch: 1, json: "1")) != .fetch)
-    }
-
-    @Test func notificationPayloadsParseWithAndWithoutTheirJson() {
-        #expect(NotificationPayload("12 1764000000.5 {\"a\": \"b c\"}") == NotificationPayload(sequence: 12, epoch: 1_764_000_000.5, json: "{\"a\": \"b c\"}"))
-        #expect(NotificationPayload("12 1764000000.5") == NotificationPayload(sequence: 12, epoch: 1_764_000_000.5, json: nil))
-        #expect(NotificationPayload("12 1764000000.5 ") == NotificationPayload(sequence: 12, epoch: 1_764_000_000.5, json: ""))
-        #expect(NotificationPayload("hello") == nil)
-        #expect(NotificationPayload("x 1") == nil)
     }
 
     @Test func channelsAreValidIdentifiersStablePerTopic() {

@@ -40,7 +40,11 @@ extension Database {
             (["follow", "--topic", "t", "--count", "0"], "--count needs a whole number of at least 1, got '0'"),
             (["follow", "--topic", "t", "--history", "x"], "--history needs a whole number of at least 0, got 'x'"),
             (["follow", "--topic", "t", "--bogus"], "unknown option '--bogus' for follow"),
-            (["subscribe"], "unknown command 'subscribe': expected publish or follow"),
+            (["subscribe"], "unknown command 'subscribe': expected publish, follow or migrate"),
+            (["publish", "--topic", String(repeating: "t", count: 3_000), "v"],
+             "bad --topic: a topic is at most 256 bytes of UTF-8, this one has 3000"),
+            (["follow", "--topic", String(repeating: "é", count: 200)],
+             "bad --topic: a topic is at most 256 bytes of UTF-8, this one has 400"),
             ([], "no command."),
         ])
         func aBadOptionIsOneLineOnStandardErrorAndExitTwo(arguments: [String], message: String) async throws {

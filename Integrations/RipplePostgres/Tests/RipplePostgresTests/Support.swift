@@ -34,9 +34,33 @@ enum TestDatabase {
         "test-\(name)-\(UUID().uuidString.prefix(8).lowercased())"
     }
 
+    /// The configuration, logging in as `user` (a role made with `role(_:)`).
+    static func configuration(as user: String, database: String? = nil) throws -> PostgresConnection.Configuration {
+        var variables = environment
+        variables["PGUSER"] = user
+        variables["PGDATABASE"] = database ?? environment["PGDATABASE"] ?? environment["PGUSER"] ?? "postgres"
+        return try .environment(variables)
+    }
+
+    /// Creates the login role `name` if missing (roles are the cluster's: kept across runs), with
+    /// no privilege on the tables; then runs `grants` (for example `GRANT SELECT ON … TO name`).
+    static func role(_ name: String, grants: [String] = []) async throws {
+        try await sql(PostgresQuery(unsafeSQL: """
+            DO $$ BEGIN CREATE ROLE \(name) LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$
+            """))
+        try await sql(PostgresQuery(unsafeSQL: """
+            DO $$ BEGIN IF to_regclass('ripple_values') IS NOT NULL AND to_regclass('ripple_topics') IS NOT NULL THEN
+                REVOKE ALL ON ripple_topics, ripple_values FROM \(name);
+            END IF; END $$
+            """))
+        for grant in grants { try await sql(PostgresQuery(unsafeSQL: grant)) }
+    }
+
     /// Runs `query` on a connection of its own; returns the rows' first column as text.
     @discardableResult
-    static func sql(_ query: PostgresQuery) async throws -> [String?] {
+    static func sql(_ query: PostgresQuery, as user: String? = nil, database: String? = nil) async throws -> [String?] {
+        let configuration = user != nil || database != nil
+            ? try configuration(as: user ?? environment["PGUSER"] ?? "postgres", database: database) : try configuration
         let connection = try await PostgresConnection.connect(
             on: PostgresConnection.defaultEventLoopGroup.any(), configuration: configuration, id: 99, logger: logger)
         defer { Task { try? await connection.close() } }
@@ -70,6 +94,43 @@ enum TestDatabase {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         #expect(status == 0, "RIPPLE_PG_RESTART failed with status \(status)")
+    }
+}
+
+/// Log records, kept to check what reaches a log.
+final class CapturedLogs: Sendable {
+    struct Record: Sendable {
+        var level: Logger.Level
+        var message: String
+        var metadata: [String: String]
+    }
+    private let records = Mutex<[Record]>([])
+
+    /// A logger writing here (level `.info`).
+    func logger(_ label: String = "captured") -> Logger {
+        var logger = Logger(label: label) { _ in Handler(sink: self) }
+        logger.logLevel = .info
+        return logger
+    }
+
+    var all: [Record] { records.withLock { $0 } }
+
+    private struct Handler: LogHandler {
+        let sink: CapturedLogs
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .info
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+            let record = Record(level: event.level, message: "\(event.message)",
+                                metadata: merged.mapValues { "\($0)" })
+            sink.records.withLock { $0.append(record) }
+        }
     }
 }
 

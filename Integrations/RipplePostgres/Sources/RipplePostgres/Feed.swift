@@ -1,0 +1,210 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Ripple
+import Synchronization
+
+/// One subject as `PostgresTopics`' listener sees it, without its value type: a topic to read
+/// when hinted, and subscribers to end.
+protocol TopicReader: AnyObject, Sendable {
+    /// The topic.
+    var topic: String { get }
+    /// Its NOTIFY channel.
+    var channel: String { get }
+    /// The cursor it starts from (`resumingAfter:`), nil for a new instance.
+    var startCursor: Int64? { get }
+    /// Tells the subject's `connectionState`.
+    func setState(_ state: ConnectionState)
+    /// Reads what the table holds after the cursor (the retained tail the first time) and
+    /// delivers it; returns the new cursor. Throws `missedValues`/`cursorAhead` to end this
+    /// subject, anything else for the connection.
+    func read(on connection: GuardedConnection) async throws -> Int64?
+    /// Ends the subscribers once: `completed` without `failure`, else the error.
+    func finish(_ failure: (any Error)?)
+}
+
+/// The listener's half of a `PostgresReplaySubject`: the local replay buffer, the cursor, the
+/// state signals, and the reads that feed them. Only `PostgresTopics`' reader task calls `read`,
+/// one at a time.
+final class Feed<Value: Codable & Sendable>: TopicReader {
+    let topic: String
+    let channel: String
+    let startCursor: Int64?
+    let capacity: Int
+    let maxAge: Duration?
+    let onMissedValues: MissedValuesPolicy
+    let logger: Logger
+    let local: ReplaySubject<Value>
+    let state = BehaviorSubject<ConnectionState>(.idle)
+    let missed = Subject<MissedValues>()
+    /// The last delivered sequence, -1 before the first.
+    let delivered: Atomic<Int64>
+    /// Resolved when the subscribers are ended.
+    let ending = Ending()
+    private let clock = DatabaseClock()
+    /// Read and written by the one reader task only; a `Mutex` for `Sendable`, never contended.
+    private let cursor: Mutex<FeedCursor>
+    private let finished = Atomic<Bool>(false)
+
+    init(topic: String, channel: String, capacity: Int, maxAge: Duration?, resumingAfter: Int64?,
+         onMissedValues: MissedValuesPolicy, logger: Logger) {
+        self.topic = topic
+        self.channel = channel
+        self.startCursor = resumingAfter
+        self.capacity = capacity
+        self.maxAge = maxAge
+        self.onMissedValues = onMissedValues
+        self.logger = logger
+        if let maxAge {
+            local = ReplaySubject(capacity: capacity, maxAge: maxAge, scheduler: clock)
+        } else {
+            local = ReplaySubject(capacity: capacity)
+        }
+        delivered = Atomic(resumingAfter ?? -1)
+        cursor = Mutex(FeedCursor(resumingAfter: resumingAfter))
+    }
+
+    func setState(_ state: ConnectionState) {
+        if !finished.load(ordering: .acquiring) { self.state.sendNext(state) }
+    }
+
+    func finish(_ failure: (any Error)?) {
+        guard !finished.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if let failure { local.sendError(failure) } else { local.sendCompleted() }
+        logger.debug("stopped", metadata: failure.map { ["error": "\(Untrusted.describe($0))"] })
+        state.sendNext(.stopped)
+        state.sendCompleted()
+        missed.sendCompleted()
+        ending.resolve(failure)
+    }
+
+    func read(on connection: GuardedConnection) async throws -> Int64? {
+        var cursor = self.cursor.withLock { $0 }
+        defer { self.cursor.withLock { [cursor] in $0 = cursor } }
+        if cursor.last == nil {
+            try await readTail(&cursor, on: connection)
+        } else {
+            try await readAfter(&cursor, on: connection)
+        }
+        return cursor.last
+    }
+
+    /// A new instance's first read: the retained tail, with the head, in one snapshot.
+    private func readTail(_ cursor: inout FeedCursor, on connection: GuardedConnection) async throws {
+        var head: Int64 = 0
+        var tail: [(sequence: Int64, epoch: Double, json: String)] = []
+        let rows = try await connection.query(Schema.tail(topic: topic, limit: capacity, maxAge: maxAge), logger: logger)
+        for try await row in rows {
+            let (rowHead, now, sequence, epoch, json) = try row.decode((Int64, Double, Int64?, Double?, String?).self)
+            head = rowHead
+            clock.synchronize(databaseEpoch: now)
+            if let sequence, let epoch, let json { tail.append((sequence, epoch, json)) }
+        }
+        tail.reverse()
+        cursor.start(head: head, tail: tail.map(\.sequence))
+        for row in tail { try deliver(row.sequence, row.epoch, row.json) }
+        if tail.isEmpty { delivered.store(head, ordering: .releasing) }
+    }
+
+    /// Reads the values after the cursor, in batches, reporting the ones retention trimmed.
+    private func readAfter(_ cursor: inout FeedCursor, on connection: GuardedConnection) async throws {
+        let batch = 500
+        while true {
+            var head: Int64 = 0
+            var rows: [(sequence: Int64, epoch: Double, json: String)] = []
+            let after = cursor.last ?? 0
+            for try await row in try await connection.query(
+                Schema.after(topic: topic, sequence: after, limit: batch, maxAge: maxAge), logger: logger)
+            {
+                let (rowHead, now, sequence, epoch, json) = try row.decode((Int64, Double, Int64?, Double?, String?).self)
+                head = rowHead
+                clock.synchronize(databaseEpoch: now)
+                if let sequence, let epoch, let json { rows.append((sequence, epoch, json)) }
+            }
+            for step in cursor.accept(rows: rows.map(\.sequence), headBefore: head) {
+                switch step {
+                case .deliver(let index):
+                    try deliver(rows[index].sequence, rows[index].epoch, rows[index].json)
+                case .missed(let gap):
+                    delivered.store(gap.sequences.upperBound, ordering: .releasing)
+                    try report(MissedValues(topic: topic, sequences: gap.sequences, reason: .trimmed))
+                case .cursorAhead(let head):
+                    let error = PostgresReplayError.cursorAhead(topic: topic, cursor: after, head: head)
+                    logger.error("the cursor is ahead of the topic", metadata: ["error": "\(error)"])
+                    throw error
+                }
+            }
+            if rows.count < batch { return }
+        }
+    }
+
+    /// Decodes and sends one committed value to the local subscribers, stamped with its
+    /// publishing time (clamped: never in the future, never a time `Duration` cannot hold).
+    private func deliver(_ sequence: Int64, _ epoch: Double, _ json: String) throws {
+        let value: Value
+        do {
+            value = try JSONDecoder().decode(Value.self, from: Data(json.utf8))
+        } catch {
+            delivered.store(sequence, ordering: .releasing)
+            return try report(MissedValues(topic: topic, sequences: sequence...sequence, reason: .undecodable("\(error)")))
+        }
+        delivered.store(sequence, ordering: .releasing)
+        DatabaseClock.stamping(clock.clamped(epoch)) { local.sendNext(value) }
+    }
+
+    /// Says that committed values will never be delivered, as the policy asks.
+    private func report(_ gap: MissedValues) throws {
+        logger.warning("missed values", metadata: ["ripple.missed": "\(Untrusted.escaped(gap.description, limit: 300))"])
+        switch onMissedValues {
+        case .skip:
+            missed.sendNext(gap)
+        case .fail:
+            throw PostgresReplayError.missedValues(gap)
+        }
+    }
+}
+
+/// A one-time outcome to wait for: resolved once, with an error or none.
+final class Ending: Sendable {
+    private struct State {
+        var outcome: Result<Void, any Error>?
+        var waiters: [Int: CheckedContinuation<Void, any Error>] = [:]
+        var next = 0
+    }
+    private let state = Mutex(State())
+
+    /// Resolves the outcome (the first call wins) and resumes every waiter.
+    func resolve(_ failure: (any Error)?) {
+        let outcome: Result<Void, any Error> = failure.map { .failure($0) } ?? .success(())
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            guard state.outcome == nil else { return [] }
+            state.outcome = outcome
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume(with: outcome) }
+    }
+
+    /// Waits for the outcome: returns, or throws its error; throws `CancellationError` when the
+    /// waiting task is cancelled first.
+    func wait() async throws {
+        let id = state.withLock { state in
+            state.next += 1
+            return state.next
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let resume: Result<Void, any Error>? = state.withLock { state in
+                    if let outcome = state.outcome { return outcome }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    state.waiters[id] = continuation
+                    return nil
+                }
+                if let resume { continuation.resume(with: resume) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume(throwing: CancellationError())
+        }
+    }
+}

@@ -96,9 +96,16 @@ struct NotificationPayload: Equatable, Sendable {
     var epoch: Double
     var json: String?
 
-    /// Parses a payload; nil when it is not one of ours.
+    /// Parses a payload; nil when it is not one of ours. A bare `SEQ` (what publishers send now:
+    /// the last sequence their transaction committed) is a wake-up: no value inline, read the table.
     init?(_ text: String) {
         let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        if parts.count == 1, let sequence = Int64(parts[0]) {
+            self.sequence = sequence
+            self.epoch = 0
+            self.json = nil
+            return
+        }
         guard parts.count >= 2, let sequence = Int64(parts[0]), let epoch = Double(parts[1]) else { return nil }
         self.sequence = sequence
         self.epoch = epoch

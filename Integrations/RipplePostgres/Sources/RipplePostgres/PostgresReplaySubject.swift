@@ -56,7 +56,8 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
     private let clock = DatabaseClock()
     private let state = BehaviorSubject<ConnectionState>(.idle)
     private let missed = Subject<MissedValues>()
-    private let publisher: Publisher
+    /// Commits `send`'s values: one connection, opened on the first send (see `Publisher`).
+    let publisher: Publisher
     private let delivered: Atomic<Int64>
     private let runs = Atomic<Int>(0)
 
@@ -107,7 +108,7 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
         } else {
             local = ReplaySubject(capacity: capacity)
         }
-        publisher = Publisher(topic: topic, configuration: Connections.named(configuration, "ripple publisher \(topic)"), logger: logger)
+        publisher = Publisher(configuration: Connections.named(configuration, "ripple publisher \(topic)"), logger: logger, maxConnections: 1)
         delivered = Atomic(resumingAfter ?? -1)
     }
 
@@ -155,35 +156,7 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
         return sequence < 0 ? nil : sequence
     }
 
-    // MARK: Sending
-
-    /// Sends `value` to every instance's subscribers; returns its sequence in the topic once committed.
-    ///
-    /// The subscribers of this instance, like every other's, receive it from the listener when
-    /// it is committed, in the topic's order — not before `send` returns, and only while `run()`
-    /// runs. Opens a connection of its own on first use (and after one fails), creating the
-    /// tables if missing; `run()` closes it when it returns, and later sends throw
-    /// `PostgresReplayError.stopped`. If the connection fails during the call, the error is thrown
-    /// and whether the value was committed is unknown, as with any database write.
-    @discardableResult
-    public func send(_ value: Value) async throws -> Int64 {
-        let json = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
-        let connection = try await publisher.current()
-        do {
-            var sequence: Int64?
-            for try await published in try await connection.execute(
-                Schema.Publish(topic: topic, channel: channel, json: json, capacity: capacity, maxAge: maxAge),
-                logger: logger)
-            {
-                sequence = published
-            }
-            guard let sequence else { throw PostgresReplayError.malformed("publishing to \(topic) returned no sequence") }
-            return sequence
-        } catch let error as PSQLError where error.serverInfo == nil {
-            await publisher.discard(connection)  // the connection failed, not the statement
-            throw error
-        }
-    }
+    // MARK: Sending: `send(_:)` and `sendingSubscriber(onError:)` (PostgresReplaySubject+Sending.swift)
 
     // MARK: Running
 

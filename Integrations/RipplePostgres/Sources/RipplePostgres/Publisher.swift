@@ -119,6 +119,9 @@ final class Publisher: Sendable {
             case .failure(let error):
                 for item in batch { item.completion(.failure(error)) }
             }
+            // The senders just resumed usually send again at once: let them queue, so the next
+            // transaction takes all of them instead of the first one alone.
+            await Task.yield()
         }
     }
 

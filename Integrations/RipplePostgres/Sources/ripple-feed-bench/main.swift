@@ -147,7 +147,8 @@ func measure(system: String, latencyValues: Int, throughputValues: Int, size: In
     let client: PostgresClient? = system == "raw" ? makeClient(pool: pool) : nil
     let clientRun: Task<Void, Never>? = client.map { client in Task { await client.run() } }
     let feed: PostgresReplaySubject<String>? = system == "raw" ? nil
-        : PostgresReplaySubject<String>(topic: topic, capacity: 1_000, configuration: configuration, logger: logger)
+        : PostgresReplaySubject<String>(  // retains every value of a phase: a receiver behind misses nothing
+            topic: topic, capacity: max(latencyValues, throughputValues) + 1_000, configuration: configuration, logger: logger)
     if let client {
         try await client.query(
             "CREATE TABLE IF NOT EXISTS ripple_bench_raw (id bigserial PRIMARY KEY, topic text NOT NULL, payload text NOT NULL)",

@@ -47,7 +47,8 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
     /// How often the idle listener checks that its connection still answers.
     public let heartbeat: Duration
     private let logger: Logger
-    private let publisher: Publisher
+    /// Commits `send`'s values (the topics' publisher, see `Publisher`).
+    let publisher: Publisher
 
     /// The NOTIFY channel: `ripple_` and a hash of the topic (channels are identifiers of at
     /// most 63 bytes).
@@ -110,7 +111,8 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
         precondition(heartbeat > .zero, "PostgresReplaySubject(topic: \(Untrusted.escaped(topic))) needs a positive heartbeat, got \(heartbeat)")
         let topics = PostgresTopics(
             name: topic, listener: "ripple listener \(topic)", publisher: "ripple publisher \(topic)",
-            configuration: configuration, logger: logger, heartbeat: heartbeat, schema: .createIfMissing)
+            configuration: configuration, logger: logger, heartbeat: heartbeat, schema: .createIfMissing,
+            publishingConnections: 1)
         self.init(topic: topic, capacity: capacity, maxAge: maxAge, resumingAfter: resumingAfter,
                   onMissedValues: onMissedValues, topics: topics, owning: true)
     }
@@ -221,35 +223,7 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
         return sequence < 0 ? nil : sequence
     }
 
-    // MARK: Sending
-
-    /// Sends `value` to every instance's subscribers; returns its sequence in the topic once committed.
-    ///
-    /// The subscribers of this instance, like every other's, receive it from the listener when
-    /// it is committed, in the topic's order — not before `send` returns, and only while `run()`
-    /// runs. Opens a connection of its own on first use (and after one fails), creating the
-    /// tables if missing; `run()` closes it when it returns, and later sends throw
-    /// `PostgresReplayError.stopped`. If the connection fails during the call, the error is thrown
-    /// and whether the value was committed is unknown, as with any database write.
-    @discardableResult
-    public func send(_ value: Value) async throws -> Int64 {
-        let json = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
-        let connection = try await publisher.current()
-        do {
-            var sequence: Int64?
-            for try await published in try await connection.execute(
-                Schema.Publish(topic: topic, channel: channel, json: json, capacity: capacity, maxAge: maxAge),
-                logger: logger)
-            {
-                sequence = published
-            }
-            guard let sequence else { throw PostgresReplayError.malformed("publishing to \(topic) returned no sequence") }
-            return sequence
-        } catch let error as PSQLError where error.serverInfo == nil {
-            await publisher.discard(connection)  // the connection failed, not the statement
-            throw error
-        }
-    }
+    // MARK: Sending: `send(_:)` and `sendingSubscriber(onError:)` (PostgresReplaySubject+Sending.swift)
 
     // MARK: Running
 

@@ -96,12 +96,13 @@ public final class PostgresTopics: Service, Sendable {
         schema: SchemaPolicy = .createIfMissing
     ) {
         self.init(name: name, listener: "ripple listener \(name)", publisher: "ripple publisher \(name)",
-                  configuration: configuration, logger: logger, heartbeat: heartbeat, schema: schema)
+                  configuration: configuration, logger: logger, heartbeat: heartbeat, schema: schema,
+                  publishingConnections: 2)
     }
 
     /// The topics of one subject of its own: connections named after its topic.
     init(name: String, listener: String, publisher: String, configuration: PostgresConnection.Configuration,
-         logger: Logger, heartbeat: Duration, schema: SchemaPolicy) {
+         logger: Logger, heartbeat: Duration, schema: SchemaPolicy, publishingConnections: Int) {
         precondition(heartbeat > .zero, "PostgresTopics(name: \(Untrusted.escaped(name))) needs a positive heartbeat, got \(heartbeat)")
         self.name = name
         self.heartbeat = heartbeat
@@ -113,13 +114,9 @@ public final class PostgresTopics: Service, Sendable {
         // A lock wait never holds the listener for ever: it fails, and the listener reconnects.
         listening.options.additionalStartupParameters.append(("lock_timeout", "10s"))
         listenerConfiguration = listening
-        self.publisher = Self.makePublisher(
-            name: name, configuration: Connections.named(configuration, Untrusted.applicationName(publisher)), logger: logger)
-    }
-
-    /// The one place the publishing side is made.
-    private static func makePublisher(name: String, configuration: PostgresConnection.Configuration, logger: Logger) -> Publisher {
-        Publisher(topic: name, configuration: configuration, logger: logger)
+        self.publisher = Publisher(
+            configuration: Connections.named(configuration, Untrusted.applicationName(publisher)), logger: logger,
+            maxConnections: publishingConnections, createsSchema: schema == .createIfMissing)
     }
 
     /// Creates the tables and their index if missing (idempotent; an advisory lock keeps

@@ -1,72 +1,318 @@
 import Logging
 import PostgresNIO
+import Synchronization
 
-/// The connection `send` writes through: opened on the first send, kept, and replaced after it
-/// fails. One connection keeps each instance's sends in the order they are called; PostgreSQL
-/// orders them with every other instance's at commit.
-actor Publisher {
-    private let configuration: PostgresConnection.Configuration
-    private let logger: Logger
-    private let topic: String
-    private var connection: PostgresConnection?
-    private var opening: Task<PostgresConnection, any Error>?
-    /// Set by `close()`: no connection is opened after it.
-    private var closed = false
+/// Writes values to topics for one process: a small, bounded set of connections ("lanes"), a
+/// first-in first-out queue per lane, and group commit.
+///
+/// - **Order**: `enqueue` (and so `publish`) appends to its lane's queue synchronously, under a
+///   lock, before anything awaits; a topic always maps to the same lane, and one task per lane
+///   commits the queue in order. So the values of one topic commit in the order the calls
+///   reached `enqueue`.
+/// - **Group commit**: the lane's task takes everything queued (up to `batchLimit` values,
+///   `batchBytes` bytes) into one transaction: one statement per topic (`head = head + n`, one
+///   `INSERT … SELECT … unnest`), topics sorted within the transaction so that two processes
+///   always lock topic rows in the same order and cannot deadlock, one `pg_notify` per topic whose
+///   payload is the last sequence committed to it. A failed transaction fails exactly its sends.
+/// - **Durability**: lane connections start with `synchronous_commit=on`, so a value is on the
+///   server's disk (or its synchronous standby) before its send returns, whatever the server's
+///   or the role's default.
+/// - **Connections**: at most `maxConnections`, one per lane, each opened when its lane first has
+///   work and kept; replaced after it fails. Nothing runs while the queues are empty.
+///
+/// Not postgres-nio's `PostgresClient`: it needs its own TLS configuration type (a
+/// `PostgresConnection.Configuration`'s `NIOSSLContext` cannot be turned into one), and a lane
+/// needs the same connection for each of its batches anyway (see the package README).
+final class Publisher: Sendable {
+    /// The most values one transaction takes.
+    static let batchLimit = 1_000
+    /// The most bytes of JSON one transaction takes (a single larger value still goes, alone).
+    static let batchBytes = 4 << 20
 
-    init(topic: String, configuration: PostgresConnection.Configuration, logger: Logger) {
-        self.topic = topic
-        self.configuration = configuration
-        self.logger = logger
+    /// One value waiting to be committed, and who wants to know the outcome.
+    struct Item: Sendable {
+        var topic: String
+        var channel: String
+        var json: String
+        var capacity: Int
+        var maxAge: Duration?
+        /// Called once, with the value's sequence or the error, on the lane's task, with no lock held.
+        var completion: @Sendable (Result<Int64, any Error>) -> Void
     }
 
-    /// The open connection, or a new one (creating the tables if missing).
-    /// - Throws: `PostgresReplayError.stopped` after `close()`.
-    func current() async throws -> PostgresConnection {
-        if closed { throw PostgresReplayError.stopped(topic: topic) }
-        if let connection, !connection.isClosed { return connection }
-        if let opening { return try await opening.value }
-        let task = Task { [configuration, logger] in
-            let connection = try await Connections.open(configuration, logger: logger)
+    private let configuration: PostgresConnection.Configuration
+    private let logger: Logger
+    private let lanes: [Lane]
+    /// Whether the schema was checked (`Schema.prepare`): once per publisher, not per connection.
+    private let schemaReady = Mutex(false)
+    /// Whether a missing table may be created (`PostgresTopics.SchemaPolicy.createIfMissing`).
+    private let createsSchema: Bool
+
+    /// A publisher of at most `maxConnections` connections (opened as lanes get work).
+    /// - Precondition: `maxConnections` is at least 1.
+    init(configuration: PostgresConnection.Configuration, logger: Logger, maxConnections: Int = 2, createsSchema: Bool = true) {
+        precondition(maxConnections >= 1, "Publisher needs at least one connection, got \(maxConnections)")
+        var configuration = configuration
+        // Durable before `send` returns, whatever the server's (or the role's) synchronous_commit:
+        // a startup parameter outranks postgresql.conf, ALTER SYSTEM, ALTER DATABASE and ALTER ROLE.
+        configuration.options.additionalStartupParameters.removeAll { $0.0 == "synchronous_commit" }
+        configuration.options.additionalStartupParameters.append(("synchronous_commit", "on"))
+        self.configuration = configuration
+        self.logger = logger
+        self.lanes = (0..<maxConnections).map { _ in Lane() }
+        self.createsSchema = createsSchema
+    }
+
+    /// Commits `json` to `topic`; returns its sequence.
+    ///
+    /// Queued before this function first suspends, so one caller's publishes to a topic commit in
+    /// the order of the calls. Not withdrawn when the calling task is cancelled: it was handed over.
+    /// - Throws: `PostgresReplayError.stopped` after `close()`; the database's error if the
+    ///   transaction failed (if the connection failed during the commit, whether the value was
+    ///   committed is unknown).
+    func publish(topic: String, channel: String, json: String, capacity: Int, maxAge: Duration?) async throws -> Int64 {
+        let outcome = Outcome()
+        try enqueue(Item(topic: topic, channel: channel, json: json, capacity: capacity, maxAge: maxAge, completion: { outcome.complete($0) }))
+        return try await outcome.value
+    }
+
+    /// Queues `item` at the end of its topic's lane, synchronously; its completion is called once
+    /// it is committed or failed.
+    /// - Throws: `PostgresReplayError.stopped` after `close()` (the completion is not called then).
+    func enqueue(_ item: Item) throws {
+        let lane = lanes[Self.lane(of: item.topic, among: lanes.count)]
+        try lane.enqueue(item, topic: item.topic) { [self] in await drain(lane) }
+    }
+
+    /// Ends the publisher: fails what is still queued with `stopped`, waits for the transactions
+    /// in flight (their sends get their outcome), closes every connection. Later publishes throw
+    /// `PostgresReplayError.stopped`.
+    func close() async {
+        for lane in lanes { await lane.close() }
+    }
+
+    /// The lane of `topic`: a hash of its bytes (FNV-1a), so a topic always has the same one.
+    static func lane(of topic: String, among count: Int) -> Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in topic.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return Int(hash % UInt64(count))
+    }
+
+    /// The lane's task: commits batch after batch until its queue is empty.
+    private func drain(_ lane: Lane) async {
+        while let batch = lane.nextBatch() {
+            let outcome: Result<[Int64], any Error>
             do {
-                try await Schema.ensure(on: connection, logger: logger)
+                let connection = try await lane.connection { [self] in try await open() }
+                do {
+                    outcome = .success(try await commit(batch, on: connection))
+                } catch let error as PSQLError where error.serverInfo == nil {
+                    await lane.discard(connection)  // the connection failed, not the statement
+                    throw error
+                }
             } catch {
-                try? await connection.close()
-                throw error
+                outcome = .failure(error)
             }
-            return connection
+            switch outcome {
+            case .success(let sequences):
+                for (item, sequence) in zip(batch, sequences) { item.completion(.success(sequence)) }
+            case .failure(let error):
+                for item in batch { item.completion(.failure(error)) }
+            }
+            // The senders just resumed usually send again at once: let them queue, so the next
+            // transaction takes all of them instead of the first one alone.
+            await Task.yield()
         }
-        opening = task
-        defer { opening = nil }
-        let connection = try await task.value
-        if closed {  // closed while opening: this one is not kept
+    }
+
+    /// A new lane connection, the tables ensured once per publisher.
+    private func open() async throws -> PostgresConnection {
+        let connection = try await Connections.open(configuration, logger: logger)
+        do {
+            try await prepareSchemaOnce(on: connection)
+        } catch {
             try? await connection.close()
-            throw PostgresReplayError.stopped(topic: topic)
+            throw error
         }
-        self.connection = connection
         return connection
     }
 
-    /// Drops `failed` if it is still the current connection: the next send opens a new one.
-    func discard(_ failed: PostgresConnection) async {
-        guard connection === failed else { return }
-        connection = nil
-        try? await failed.close()
+    /// The one place the publisher prepares the schema: once per publisher, on its first connection.
+    private func prepareSchemaOnce(on connection: PostgresConnection) async throws {
+        if schemaReady.withLock({ $0 }) { return }
+        try await Schema.prepare(on: connection, createIfMissing: createsSchema, logger: logger)
+        schemaReady.withLock { $0 = true }
     }
 
-    /// A subject let go without `run()` ending still closes its connection; the close handler
-    /// keeps the connection alive until the channel is closed (postgres-nio checks that).
-    deinit {
-        if let connection {
-            connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+    /// Commits `batch` in one transaction; returns each item's sequence, in the batch's order.
+    private func commit(_ batch: [Item], on connection: PostgresConnection) async throws -> [Int64] {
+        // Per topic, in call order; topics sorted, so every process locks topic rows in one order.
+        var positions: [String: [Int]] = [:]
+        for (index, item) in batch.enumerated() { positions[item.topic, default: []].append(index) }
+        let topics = positions.keys.sorted()
+        var sequences = [Int64](repeating: 0, count: batch.count)
+        func publish(_ topic: String) async throws {
+            let indices = positions[topic]!
+            let last = batch[indices.last!]
+            var head: Int64?
+            for try await row in try await connection.execute(
+                Schema.Publish(topic: topic, channel: last.channel, values: indices.map { batch[$0].json },
+                               capacity: last.capacity, maxAge: last.maxAge),
+                logger: logger)
+            {
+                head = row
+            }
+            guard let head else { throw PostgresReplayError.malformed("publishing to \(topic) returned no sequence") }
+            for (offset, index) in indices.enumerated() {
+                sequences[index] = head - Int64(indices.count) + 1 + Int64(offset)
+            }
+        }
+        if topics.count == 1 {
+            try await publish(topics[0])  // one statement: one transaction, one round trip
+        } else {
+            try await connection.query("BEGIN", logger: logger)
+            do {
+                for topic in topics { try await publish(topic) }
+                try await connection.query("COMMIT", logger: logger)
+            } catch {
+                if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
+                throw error
+            }
+        }
+        return sequences
+    }
+}
+
+/// One connection of a `Publisher` and the queue it commits.
+private final class Lane: Sendable {
+    private struct State {
+        var queue: [Publisher.Item] = []
+        /// Where the queue's unread part starts (taken items are dropped in bulk).
+        var start = 0
+        /// The task committing the queue, while there is one.
+        var draining: Task<Void, Never>?
+        var connection: PostgresConnection?
+        var closed = false
+    }
+    private let state = Mutex(State())
+
+    /// Appends `item`; starts the lane's task (`drain`) if none runs. Never calls user code.
+    func enqueue(_ item: Publisher.Item, topic: String, drain: @escaping @Sendable () async -> Void) throws {
+        try state.withLock { state in
+            if state.closed { throw PostgresReplayError.stopped(topic: topic) }
+            state.queue.append(item)
+            // Created under the lock (creating a task runs nothing), so `draining` is always the
+            // task that will see this item.
+            if state.draining == nil { state.draining = Task { await drain() } }
         }
     }
 
-    /// Closes the connection for good (one being opened is closed once open); later sends throw.
+    /// The next batch (everything queued, within the limits), or nil — and then the task ends.
+    func nextBatch() -> [Publisher.Item]? {
+        state.withLock { state in
+            let available = state.queue.count - state.start
+            if available == 0 || state.closed {
+                state.draining = nil
+                return nil
+            }
+            var end = state.start
+            var bytes = 0
+            while end < state.queue.count, end - state.start < Publisher.batchLimit {
+                bytes += state.queue[end].json.utf8.count
+                if bytes > Publisher.batchBytes, end > state.start { break }
+                end += 1
+            }
+            let batch = Array(state.queue[state.start..<end])
+            state.start = end
+            if state.start == state.queue.count {
+                state.queue.removeAll(keepingCapacity: state.queue.count <= 4_096)
+                state.start = 0
+            } else if state.start >= 4_096 {
+                state.queue.removeFirst(state.start)
+                state.start = 0
+            }
+            return batch
+        }
+    }
+
+    /// The lane's connection, or a new one from `open`.
+    func connection(_ open: () async throws -> PostgresConnection) async throws -> PostgresConnection {
+        if let connection = state.withLock({ $0.connection }), !connection.isClosed { return connection }
+        let connection = try await open()
+        state.withLock { $0.connection = connection }
+        return connection
+    }
+
+    /// Drops `failed`: the next batch opens a new connection.
+    func discard(_ failed: PostgresConnection) async {
+        state.withLock { if $0.connection === failed { $0.connection = nil } }
+        try? await failed.close()
+    }
+
+    /// Fails what is queued with `stopped`, waits for the batch in flight, closes the connection.
     func close() async {
-        closed = true
-        let closing = connection
-        connection = nil
-        try? await closing?.close()
+        let (queued, draining) = state.withLock { state in
+            state.closed = true
+            let queued = Array(state.queue[state.start...])
+            state.queue = []
+            state.start = 0
+            return (queued, state.draining)
+        }
+        for item in queued { item.completion(.failure(PostgresReplayError.stopped(topic: item.topic))) }
+        await draining?.value
+        let connection = state.withLock { state in
+            defer { state.connection = nil }
+            return state.connection
+        }
+        try? await connection?.close()
+    }
+
+    /// A lane let go without `close()` still closes its connection; the close handler keeps the
+    /// connection alive until the channel is closed (postgres-nio checks that).
+    deinit {
+        if let connection = state.withLock({ $0.connection }) {
+            connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+        }
+    }
+}
+
+/// The outcome of one publish, awaited by its caller.
+private final class Outcome: Sendable {
+    private enum State {
+        case pending
+        case waiting(CheckedContinuation<Int64, any Error>)
+        case done(Result<Int64, any Error>)
+    }
+    private let state = Mutex(State.pending)
+
+    /// Records the outcome; resumes the caller if it waits (outside the lock).
+    func complete(_ result: Result<Int64, any Error>) {
+        let waiting: CheckedContinuation<Int64, any Error>? = state.withLock { state in
+            if case .waiting(let continuation) = state {
+                state = .done(result)
+                return continuation
+            }
+            state = .done(result)
+            return nil
+        }
+        waiting?.resume(with: result)
+    }
+
+    /// The sequence, once committed.
+    var value: Int64 {
+        get async throws {
+            try await withCheckedThrowingContinuation { continuation in
+                let done: Result<Int64, any Error>? = state.withLock { state in
+                    if case .done(let result) = state { return result }
+                    state = .waiting(continuation)
+                    return nil
+                }
+                if let done { continuation.resume(with: done) }
+            }
+        }
     }
 }
 
@@ -90,5 +336,3 @@ enum Connections {
         return named
     }
 }
-
-import Synchronization

@@ -9,76 +9,15 @@ import PostgresNIO
 ///                PRIMARY KEY (topic, seq))                      -- the retained values, JSON
 /// ```
 ///
-/// One publish is one statement, so one transaction: it increments the topic's `head` under the
-/// row's lock and takes the time there too (`greatest(clock_timestamp(), last_at)`: never behind
-/// the previous value's, even if the server's clock steps back), so `created_at` grows with `seq`
-/// and an age cut is always a prefix; it inserts the value with that sequence, trims what
-/// retention lets go, and queues the notification. The lock is held until commit, and PostgreSQL queues a transaction's
-/// notifications before it releases its locks, so sequence order, commit order and notification
-/// order are one order (see the package README).
+/// One batch of publishes to a topic is one statement (`Schema.Publish`, in Schema+Publish.swift):
+/// it adds the batch's size to the topic's `head` under the row's lock and takes the time there too
+/// (`greatest(clock_timestamp(), last_at)`: never behind the previous value's, even if the server's
+/// clock steps back), so `created_at` grows with `seq` and an age cut is always a prefix; it inserts
+/// the values with those sequences, trims what retention lets go, and queues one notification (the
+/// new head). The lock is held until commit, and PostgreSQL queues a transaction's notifications
+/// before it releases its locks, so sequence order, commit order and notification order are one
+/// order (see the package README).
 enum Schema {
-    /// The largest JSON sent inside a notification; larger values are read from the table.
-    /// NOTIFY refuses payloads of 8,000 bytes or more, and the sequence and time come first.
-    static let inlineLimit = 7_900
-
-    /// Publishes one value; returns its sequence. A prepared statement (planned once per
-    /// connection: the plan of this statement costs more than running it).
-    ///
-    /// Trimming is done by the publisher of every 16th value (count: the rows beyond `capacity`,
-    /// so at most `capacity + 15` are kept) and every 64th (age: a range scan of the topic's rows);
-    /// readers never replay more than `capacity`, and an instance resuming with a cursor gets
-    /// every row still kept after it.
-    struct Publish: PostgresPreparedStatement {
-        static let name = "ripple_publish_v1"
-        static let sql = """
-            WITH next AS (
-                INSERT INTO ripple_topics AS t (topic, head, last_at) VALUES ($1, 1, clock_timestamp())
-                ON CONFLICT (topic) DO UPDATE
-                    SET head = t.head + 1, last_at = greatest(clock_timestamp(), t.last_at)
-                RETURNING head, last_at
-            ), stored AS (
-                INSERT INTO ripple_values (topic, seq, created_at, payload)
-                SELECT $1, head, last_at, $2 FROM next
-                RETURNING seq, created_at
-            ), by_count AS (
-                DELETE FROM ripple_values
-                WHERE (SELECT head FROM next) % 16 = 0
-                  AND topic = $1 AND seq <= (SELECT head FROM next) - $3
-            ), by_age AS (
-                DELETE FROM ripple_values
-                WHERE $4::float8 IS NOT NULL AND (SELECT head FROM next) % 64 = 0
-                  AND topic = $1 AND created_at < now() - make_interval(secs => $4::float8)
-            )
-            SELECT seq, pg_notify($5,
-                seq::text || ' ' || extract(epoch FROM created_at)::text
-                || CASE WHEN $6 THEN ' ' || $2 ELSE '' END)::text
-            FROM stored
-            """
-        static let bindingDataTypes: [PostgresDataType] = [.text, .text, .int8, .float8, .text, .bool]
-        typealias Row = Int64
-
-        var topic: String
-        var channel: String
-        var json: String
-        var capacity: Int
-        var maxAge: Duration?
-
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 6)
-            bindings.append(topic)
-            bindings.append(json)
-            bindings.append(Int64(capacity))
-            bindings.append(maxAge.map(\.seconds))
-            bindings.append(channel)
-            bindings.append(json.utf8.count <= Schema.inlineLimit)
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> Int64 {
-            try row.makeRandomAccess()[0].decode(Int64.self)
-        }
-    }
-
     /// A new instance's first read, in one snapshot: the topic's head and the retained tail
     /// (at most `limit` values, none older than `maxAge`), newest first, and the database's clock.
     static func tail(topic: String, limit: Int, maxAge: Duration?) -> PostgresQuery {

@@ -18,6 +18,8 @@ enum TestDatabase {
     static let environment = ProcessInfo.processInfo.environment
     static let available = environment["PGHOST"] != nil || environment["RIPPLE_PG_REQUIRED"] != nil
     static let canRestart = environment["RIPPLE_PG_RESTART"] != nil
+    /// Whether the tests can crash the server (`RIPPLE_PG_CRASH`: `pg_ctl -m immediate restart`).
+    static let canCrash = environment["RIPPLE_PG_CRASH"] != nil
 
     static var configuration: PostgresConnection.Configuration {
         get throws { try .environment() }
@@ -84,8 +86,17 @@ enum TestDatabase {
     /// Spawned and reaped with `posix_spawn`/`waitpid`: `pg_ctl` leaves the new server running
     /// in the background, and Foundation's `Process` did not see the shell exit then.
     static func restartServer() throws {
+        try shell(environment["RIPPLE_PG_RESTART"]!)
+    }
+
+    /// Crashes the server and starts it again (`RIPPLE_PG_CRASH`, `pg_ctl -m immediate restart`:
+    /// no checkpoint, what was only in the server's memory is lost, recovery replays the WAL).
+    static func crashServer() throws {
+        try shell(environment["RIPPLE_PG_CRASH"]!)
+    }
+
+    private static func shell(_ command: String) throws {
         var pid = pid_t()
-        let command = environment["RIPPLE_PG_RESTART"]!
         let arguments = ["/bin/sh", "-c", command + " >/dev/null 2>&1"]
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
@@ -93,7 +104,7 @@ enum TestDatabase {
         try #require(spawned == 0, "posix_spawn failed: \(spawned)")
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        #expect(status == 0, "RIPPLE_PG_RESTART failed with status \(status)")
+        #expect(status == 0, "\(command) failed with status \(status)")
     }
 }
 
@@ -249,5 +260,16 @@ enum Feed {
         let child = try Child(arguments, environment: environment)
         let status = await child.wait()
         return (status, child.lines, child.errorText)
+    }
+}
+
+/// A value several tasks share, behind a lock (a class, so that closures can capture it).
+final class Shared<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+
+    init(_ value: Value) { mutex = Mutex(value) }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        try mutex.withLock { try body(&$0) }
     }
 }

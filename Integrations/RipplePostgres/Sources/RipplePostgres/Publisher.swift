@@ -108,9 +108,13 @@ final class Publisher: Sendable {
             do {
                 let connection = try await lane.connection { [self] in try await open() }
                 do {
-                    outcome = .success(try await commit(batch, on: connection))
+                    // Guarded: a statement written as the connection closes would never fail.
+                    outcome = .success(try await connection.run { [self] in try await commit(batch, on: $0) })
                 } catch let error as PSQLError where error.serverInfo == nil {
                     await lane.discard(connection)  // the connection failed, not the statement
+                    throw error
+                } catch let error as GuardedConnection.Closed {
+                    await lane.discard(connection)
                     throw error
                 }
             } catch {
@@ -129,12 +133,12 @@ final class Publisher: Sendable {
     }
 
     /// A new lane connection, the tables ensured once per publisher.
-    private func open() async throws -> PostgresConnection {
-        let connection = try await Connections.open(configuration, logger: logger)
+    private func open() async throws -> GuardedConnection {
+        let connection = GuardedConnection(try await Connections.open(configuration, logger: logger))
         do {
-            try await prepareSchemaOnce(on: connection)
+            try await connection.run { [self] in try await prepareSchemaOnce(on: $0) }
         } catch {
-            try? await connection.close()
+            try? await connection.connection.close()
             throw error
         }
         return connection
@@ -194,7 +198,7 @@ private final class Lane: Sendable {
         var start = 0
         /// The task committing the queue, while there is one.
         var draining: Task<Void, Never>?
-        var connection: PostgresConnection?
+        var connection: GuardedConnection?
         var closed = false
     }
     private let state = Mutex(State())
@@ -239,7 +243,7 @@ private final class Lane: Sendable {
     }
 
     /// The lane's connection, or a new one from `open`.
-    func connection(_ open: () async throws -> PostgresConnection) async throws -> PostgresConnection {
+    func connection(_ open: () async throws -> GuardedConnection) async throws -> GuardedConnection {
         if let connection = state.withLock({ $0.connection }), !connection.isClosed { return connection }
         let connection = try await open()
         state.withLock { $0.connection = connection }
@@ -247,9 +251,9 @@ private final class Lane: Sendable {
     }
 
     /// Drops `failed`: the next batch opens a new connection.
-    func discard(_ failed: PostgresConnection) async {
+    func discard(_ failed: GuardedConnection) async {
         state.withLock { if $0.connection === failed { $0.connection = nil } }
-        try? await failed.close()
+        try? await failed.connection.close()
     }
 
     /// Fails what is queued with `stopped`, waits for the batch in flight, closes the connection.
@@ -267,13 +271,13 @@ private final class Lane: Sendable {
             defer { state.connection = nil }
             return state.connection
         }
-        try? await connection?.close()
+        try? await connection?.connection.close()
     }
 
     /// A lane let go without `close()` still closes its connection; the close handler keeps the
     /// connection alive until the channel is closed (postgres-nio checks that).
     deinit {
-        if let connection = state.withLock({ $0.connection }) {
+        if let connection = state.withLock({ $0.connection })?.connection {
             connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
         }
     }

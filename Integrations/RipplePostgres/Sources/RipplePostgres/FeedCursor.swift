@@ -39,12 +39,18 @@ struct FeedCursor: Equatable {
     /// before a row (or before `head`, when nothing newer is retained) is reported as missed.
     /// Retention only ever deletes a prefix, so a hole is normally at the front; a hole in the
     /// middle (rows removed by hand) is reported the same way, never skipped in silence.
+    ///
+    /// Sequences come from the table, so from any role that may write it: one at or past
+    /// `largestSequence` (which no publisher reaches, at a million values a second, in 290,000
+    /// years) is ignored, and a head there counts as `largestSequence`, so no arithmetic here
+    /// can overflow whatever a row says.
     mutating func accept(rows: [Int64], headBefore head: Int64) -> [Step] {
+        let head = min(head, Self.largestSequence)
         let start = last ?? 0
         if head < start { return [.cursorAhead(head: head)] }
         var steps: [Step] = []
         var expected = start + 1
-        for (index, sequence) in rows.enumerated() where sequence >= expected {
+        for (index, sequence) in rows.enumerated() where sequence >= expected && sequence <= Self.largestSequence {
             if sequence > expected { steps.append(.missed(Missed(sequences: expected...(sequence - 1)))) }
             steps.append(.deliver(index))
             expected = sequence + 1
@@ -61,7 +67,10 @@ struct FeedCursor: Equatable {
     /// replay (ascending). Nothing before the tail counts as missed: a new instance starts there.
     mutating func start(head: Int64, tail: [Int64]) {
         precondition(last == nil, "FeedCursor.start: already started at \(last!)")
-        last = max(head, tail.last ?? 0)
+        last = min(max(head, tail.last ?? 0), Self.largestSequence)
     }
+
+    /// The largest sequence the cursor accepts (see `accept(rows:headBefore:)`).
+    static var largestSequence: Int64 { Int64.max - 1 }
 }
 

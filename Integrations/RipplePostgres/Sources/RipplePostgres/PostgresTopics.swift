@@ -128,7 +128,8 @@ public final class PostgresTopics: Service, Sendable {
         let connection = try await Connections.open(
             Connections.named(configuration, "ripple migrate"), logger: logger)
         do {
-            try await Schema.migrate(on: connection, logger: logger)
+            // Guarded: a statement written as the connection closes would never fail.
+            try await GuardedConnection(connection).run { try await Schema.migrate(on: $0, logger: logger) }
         } catch {
             try? await connection.close()
             throw error
@@ -202,8 +203,12 @@ public final class PostgresTopics: Service, Sendable {
             do {
                 let connection = try await Connections.open(listenerConfiguration, logger: logger)
                 do {
-                    try await Schema.prepare(on: connection, createIfMissing: schema == .createIfMissing, logger: logger)
-                    try await session(on: GuardedConnection(connection), wentLive: wentLive)
+                    let guarded = GuardedConnection(connection)  // from the first query on
+                    let createIfMissing = schema == .createIfMissing
+                    try await guarded.run { [logger] in
+                        try await Schema.prepare(on: $0, createIfMissing: createIfMissing, logger: logger)
+                    }
+                    try await session(on: guarded, wentLive: wentLive)
                     try? await connection.close()
                 } catch {
                     try? await connection.close()
@@ -275,14 +280,26 @@ public final class PostgresTopics: Service, Sendable {
         defer { for listener in listeners.values { listener.cancel() } }
         for await change in events {
             if case .failed(let error) = change { throw error }
-            let wanted = router.withLock { $0.channels }
-            for channel in wanted where listeners[channel] == nil {
-                listeners[channel] = Task { await self.drain(channel, on: connection, reporting: event) }
-            }
-            for (channel, listener) in listeners where !wanted.contains(channel) {
-                listener.cancel()  // ends its notification sequence: postgres-nio sends UNLISTEN
-                listeners[channel] = nil
-                router.withLock { $0.unlistened(channel) }
+            // Until the listeners match the wanted channels in one locked look: a subject added
+            // meanwhile for a channel being UNLISTENed either shows in that look (another round)
+            // or comes after it, finds the channel not listened, and sends `.changed`.
+            while true {
+                let wanted = router.withLock { $0.channels }
+                for channel in wanted where listeners[channel] == nil {
+                    listeners[channel] = Task { await self.drain(channel, on: connection, reporting: event) }
+                }
+                var gone: [String] = []
+                for (channel, listener) in listeners where !wanted.contains(channel) {
+                    listener.cancel()  // ends its notification sequence: postgres-nio sends UNLISTEN
+                    listeners[channel] = nil
+                    gone.append(channel)
+                }
+                let listening = Set(listeners.keys)
+                let matched = router.withLock { router in
+                    for channel in gone { router.unlistened(channel) }
+                    return router.channels.isSubset(of: listening)
+                }
+                if matched { break }
             }
         }
     }
@@ -293,7 +310,9 @@ public final class PostgresTopics: Service, Sendable {
                        reporting event: AsyncStream<SessionEvent>.Continuation) async {
         do {
             try await connection.connection.listen(on: channel) { notifications in
-                router.withLock { $0.listened(channel) }
+                // A drain cancelled (its channel UNLISTENed) just as its LISTEN succeeded must not
+                // mark the channel listened: the registrar cancels first, then unmarks it.
+                router.withLock { if !Task.isCancelled { $0.listened(channel) } }
                 for try await notification in notifications {
                     let rejected = router.withLock { $0.hint(channel, notification.payload) }
                     if rejected, let suppressed = rejections.due() {

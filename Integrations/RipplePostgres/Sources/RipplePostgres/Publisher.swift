@@ -154,13 +154,17 @@ final class Publisher: Sendable {
     /// Commits `batch` in one transaction; returns each item's sequence, in the batch's order.
     private func commit(_ batch: [Item], on connection: PostgresConnection) async throws -> [Int64] {
         // Per topic, in call order; topics sorted, so every process locks topic rows in one order.
-        var positions: [String: [Int]] = [:]
-        for (index, item) in batch.enumerated() { positions[item.topic, default: []].append(index) }
-        let topics = positions.keys.sorted()
+        // Keyed by the topic's bytes, as PostgreSQL compares them: Swift's `String` equality is
+        // canonical equivalence, which would make "caf\u{e9}" and "cafe\u{301}" one topic here
+        // and two in the table.
+        var positions: [[UInt8]: [Int]] = [:]
+        for (index, item) in batch.enumerated() { positions[Array(item.topic.utf8), default: []].append(index) }
+        let topics = positions.keys.sorted { $0.lexicographicallyPrecedes($1) }
         var sequences = [Int64](repeating: 0, count: batch.count)
-        func publish(_ topic: String) async throws {
-            let indices = positions[topic]!
+        func publish(_ key: [UInt8]) async throws {
+            let indices = positions[key]!
             let last = batch[indices.last!]
+            let topic = last.topic
             var head: Int64?
             for try await row in try await connection.execute(
                 Schema.Publish(topic: topic, channel: last.channel, values: indices.map { batch[$0].json },
@@ -171,7 +175,9 @@ final class Publisher: Sendable {
             }
             guard let head else { throw PostgresReplayError.malformed("publishing to \(topic) returned no sequence") }
             for (offset, index) in indices.enumerated() {
-                sequences[index] = head - Int64(indices.count) + 1 + Int64(offset)
+                // Wrapping: the head comes from the table, which a role that may write it could
+                // set anywhere; a nonsense head gives nonsense sequences, never a trap.
+                sequences[index] = head &- Int64(indices.count) &+ 1 &+ Int64(offset)
             }
         }
         if topics.count == 1 {

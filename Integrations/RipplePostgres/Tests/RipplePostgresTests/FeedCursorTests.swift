@@ -4,6 +4,23 @@ import Testing
 
 /// The reader's state machine, without a database.
 @Suite struct FeedCursorTests {
+    /// Sequences come from the table, which any role that may write it can set: the largest
+    /// `Int64` in a row or a head must not trap the follower's arithmetic.
+    @Test func sequencesAtTheEndOfInt64CrashNothing() {
+        var fresh = FeedCursor(resumingAfter: nil)
+        fresh.start(head: .max, tail: [.max])
+        #expect(fresh.last == FeedCursor.largestSequence)
+        _ = fresh.accept(rows: [.max], headBefore: .max)
+        #expect(fresh.last == FeedCursor.largestSequence)
+        var running = FeedCursor(resumingAfter: 4)
+        let steps = running.accept(rows: [5, .max], headBefore: .max)
+        #expect(steps == [.deliver(0)], "the row at Int64.max is ignored")
+        #expect(running.last == 5)
+        #expect(running.accept(rows: [.max], headBefore: .max) == [.missed(FeedCursor.Missed(sequences: 6...FeedCursor.largestSequence))],
+                "a head at Int64.max reads as a (huge) gap, reported, not a trap")
+        #expect(running.accept(rows: [.max], headBefore: .max) == [])
+    }
+
     @Test func rowsFollowingTheCursorAreDeliveredWithoutAGap() {
         var cursor = FeedCursor(resumingAfter: 4)
         #expect(cursor.accept(rows: [3, 4, 5, 6], headBefore: 6) == [.deliver(2), .deliver(3)])

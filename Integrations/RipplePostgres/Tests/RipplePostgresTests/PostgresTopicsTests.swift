@@ -81,6 +81,30 @@ extension Database {
             await #expect(throws: PostgresReplayError.self) { try await topics.run() }
         }
 
+        /// A subject released and made again on the same topic, over and over while the topics
+        /// run: each new one is LISTENed (not left marked live with its channel UNLISTENed) and
+        /// gets a value sent after it went live.
+        @Test func aSubjectMadeAgainJustAfterItsChannelWasLetGoStillHearsNewValues() async throws {
+            let topics = PostgresTopics(name: TestDatabase.topic("relisten"), configuration: try TestDatabase.configuration, logger: TestDatabase.logger)
+            let topic = TestDatabase.topic("relisten-topic")
+            let running = Task { try await topics.run() }
+            let sender = PostgresReplaySubject<Int>(topic: topic, capacity: 1, configuration: try TestDatabase.configuration, logger: TestDatabase.logger)
+            for round in 0..<15 {
+                let recorder = Recorder<Int>()
+                do {
+                    let subject = PostgresReplaySubject<Int>(topic: topic, capacity: 1, on: topics)
+                    recorder.attach(subject)
+                    #expect(await eventually(60) { subject.currentConnectionState.isLive })
+                    try await sender.send(round)
+                    #expect(await eventually(60) { recorder.values.last == round }, "round \(round): a value sent once live arrives")
+                    _ = subject  // released here: its channel is UNLISTENed while the next one is made
+                }
+            }
+            running.cancel()
+            _ = try? await running.value
+            await sender.publisher.close()
+        }
+
         @Test func withTablesThatMustExistAMissingTableEndsRunAndNoDdlRuns() async throws {
             let database = "ripple_empty_\(UUID().uuidString.prefix(8).lowercased())"
             try await TestDatabase.sql(PostgresQuery(unsafeSQL: "CREATE DATABASE \(database)"))

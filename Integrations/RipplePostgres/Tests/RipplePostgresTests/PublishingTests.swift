@@ -69,6 +69,31 @@ extension Database {
             #expect(try await rows(of: topic) == (0..<16).map { "\($0 + 1)=\($0)" })
         }
 
+        /// Swift's `String` equality is canonical equivalence; PostgreSQL compares bytes. Two
+        /// topics spelled "café" with a precomposed and a combining accent are two topics, also
+        /// when their values share one transaction.
+        @Test func topicsEqualOnlyByUnicodeEquivalenceKeepTheirOwnValuesInOneBatch() async throws {
+            let base = TestDatabase.topic("unicode")
+            let composed = base + "-caf\u{E9}", decomposed = base + "-cafe\u{301}"
+            #expect(composed == decomposed && Array(composed.utf8) != Array(decomposed.utf8))
+            let publisher = Publisher(configuration: try TestDatabase.configuration, logger: TestDatabase.logger, maxConnections: 1)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in 0..<40 {
+                    let topic = i % 2 == 0 ? composed : decomposed
+                    group.addTask {
+                        _ = try await publisher.publish(
+                            topic: topic, channel: PostgresReplaySubject<Int>.channel(for: topic),
+                            json: i % 2 == 0 ? "\"composed\"" : "\"decomposed\"", capacity: 100, maxAge: nil)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            await publisher.close()
+            let composedRows = try await rows(of: composed), decomposedRows = try await rows(of: decomposed)
+            #expect(composedRows.count == 20 && composedRows.allSatisfy { $0.hasSuffix("\"composed\"") })
+            #expect(decomposedRows.count == 20 && decomposedRows.allSatisfy { $0.hasSuffix("\"decomposed\"") })
+        }
+
         @Test func concurrentSendsShareTransactionsInOneGapFreeOrderWithOneBareNotificationEach() async throws {
             let topic = TestDatabase.topic("group-commit")
             let subject = try feed(topic)

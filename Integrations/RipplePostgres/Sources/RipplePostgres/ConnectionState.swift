@@ -80,9 +80,10 @@ public struct MissedValues: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch reason {
         case .trimmed:
-            "\(topic): values \(sequences) trimmed by retention before this instance read them"
+            "\(Untrusted.escaped(topic, limit: 300)): values \(sequences) trimmed by retention before this instance read them"
         case .undecodable(let why):
-            "\(topic): value \(sequences.lowerBound) does not decode: \(why)"
+            // The decoder's message can quote keys of the row's JSON: escaped and bounded.
+            "\(Untrusted.escaped(topic, limit: 300)): value \(sequences.lowerBound) does not decode: \(Untrusted.escaped(why, limit: 300))"
         }
     }
 }
@@ -114,11 +115,11 @@ public enum PostgresReplayError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .missedValues(let missed): "missed values: \(missed)"
-        case .alreadyRunning(let topic): "PostgresReplaySubject(topic: \(topic)).run() was called twice: a subject runs once"
-        case .malformed(let what): "malformed: \(what)"
+        case .alreadyRunning(let topic): "PostgresReplaySubject(topic: \(Untrusted.escaped(topic, limit: 300))).run() was called twice: a subject runs once"
+        case .malformed(let what): "malformed: \(Untrusted.escaped(what, limit: 500))"
         case .cursorAhead(let topic, let cursor, let head):
-            "\(topic): the cursor \(cursor) is past the topic's last value \(head) (topic reset, database restored, or another database's cursor)"
-        case .stopped(let topic): "PostgresReplaySubject(topic: \(topic)) is stopped: run() has returned"
+            "\(Untrusted.escaped(topic, limit: 300)): the cursor \(cursor) is past the topic's last value \(head) (topic reset, database restored, or another database's cursor)"
+        case .stopped(let topic): "PostgresReplaySubject(topic: \(Untrusted.escaped(topic, limit: 300))) is stopped: run() has returned"
         case .refused(let sqlState, let message): "the database refused: \(Untrusted.escaped(message, limit: 500)) (SQLSTATE \(sqlState))"
         case .schemaMissing:
             "the tables ripple_topics and ripple_values do not exist: run PostgresTopics.migrate(configuration:logger:) or `ripple-feed migrate` first"

@@ -55,8 +55,17 @@ final class Publisher: Sendable {
         var configuration = configuration
         // Durable before `send` returns, whatever the server's (or the role's) synchronous_commit:
         // a startup parameter outranks postgresql.conf, ALTER SYSTEM, ALTER DATABASE and ALTER ROLE.
-        configuration.options.additionalStartupParameters.removeAll { $0.0 == "synchronous_commit" }
-        configuration.options.additionalStartupParameters.append(("synchronous_commit", "on"))
+        // A stronger setting the caller asked for (remote_write, remote_apply) is kept.
+        let asked = configuration.options.additionalStartupParameters.last { $0.0 == "synchronous_commit" }?.1
+        if !["on", "remote_write", "remote_apply"].contains(asked ?? "") {
+            configuration.options.additionalStartupParameters.removeAll { $0.0 == "synchronous_commit" }
+            configuration.options.additionalStartupParameters.append(("synchronous_commit", "on"))
+        }
+        // A lane cut off inside a multi-topic BEGIN…COMMIT must not keep topic rows locked for
+        // every other instance: the server ends such a session after a minute.
+        if !configuration.options.additionalStartupParameters.contains(where: { $0.0 == "idle_in_transaction_session_timeout" }) {
+            configuration.options.additionalStartupParameters.append(("idle_in_transaction_session_timeout", "60s"))
+        }
         self.configuration = configuration
         self.logger = logger
         self.lanes = (0..<maxConnections).map { _ in Lane() }

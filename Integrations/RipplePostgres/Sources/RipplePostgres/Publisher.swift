@@ -47,10 +47,14 @@ final class Publisher: Sendable {
     private let schemaReady = Mutex(false)
     /// Whether a missing table may be created (`PostgresTopics.SchemaPolicy.createIfMissing`).
     private let createsSchema: Bool
+    /// How long a batch waits for its answer (a half-open connection never answers, and TCP takes
+    /// about 15 minutes to notice): then the connection is closed and the batch fails.
+    private let commitTimeout: Duration
 
     /// A publisher of at most `maxConnections` connections (opened as lanes get work).
     /// - Precondition: `maxConnections` is at least 1.
-    init(configuration: PostgresConnection.Configuration, logger: Logger, maxConnections: Int = 2, createsSchema: Bool = true) {
+    init(configuration: PostgresConnection.Configuration, logger: Logger, maxConnections: Int = 2, createsSchema: Bool = true,
+         commitTimeout: Duration = Publisher.defaultCommitTimeout) {
         precondition(maxConnections >= 1, "Publisher needs at least one connection, got \(maxConnections)")
         var configuration = configuration
         // Durable before `send` returns, whatever the server's (or the role's) synchronous_commit:
@@ -70,6 +74,19 @@ final class Publisher: Sendable {
         self.logger = logger
         self.lanes = (0..<maxConnections).map { _ in Lane() }
         self.createsSchema = createsSchema
+        self.commitTimeout = commitTimeout
+    }
+
+    /// How long a batch may wait for the database's answer before its connection is closed.
+    static let defaultCommitTimeout = Duration.seconds(30)
+
+    /// A batch still unanswered after `commitTimeout`: the connection was closed, the batch's
+    /// sends fail with this, and whether they were committed is unknown.
+    struct CommitTimedOut: Error, CustomStringConvertible {
+        var timeout: Duration
+        var description: String {
+            "the database did not answer within \(timeout): the connection was closed; whether the values were committed is unknown"
+        }
     }
 
     /// Commits `json` to `topic`; returns its sequence.
@@ -117,12 +134,18 @@ final class Publisher: Sendable {
             do {
                 let connection = try await lane.connection { [self] in try await open() }
                 do {
-                    // Guarded: a statement written as the connection closes would never fail.
-                    outcome = .success(try await connection.run { [self] in try await commit(batch, on: $0) })
+                    // Guarded: a statement written as the connection closes would never fail; and
+                    // bounded: a connection that stopped answering is closed.
+                    outcome = .success(try await bounded(on: connection) { [self] in
+                        try await connection.run { [self] in try await commit(batch, on: $0) }
+                    })
                 } catch let error as PSQLError where error.serverInfo == nil {
                     await lane.discard(connection)  // the connection failed, not the statement
                     throw error
                 } catch let error as GuardedConnection.Closed {
+                    await lane.discard(connection)
+                    throw error
+                } catch let error as CommitTimedOut {
                     await lane.discard(connection)
                     throw error
                 }
@@ -138,6 +161,32 @@ final class Publisher: Sendable {
             // The senders just resumed usually send again at once: let them queue, so the next
             // transaction takes all of them instead of the first one alone.
             await Task.yield()
+        }
+    }
+
+    /// Runs `work`, closing `connection` if it takes longer than `commitTimeout` (the work then
+    /// fails as the connection closes, and this throws `CommitTimedOut`).
+    private func bounded<T: Sendable>(on connection: GuardedConnection, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        let timedOut = Flag()
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await work() }
+            group.addTask { [commitTimeout] in
+                try? await Task.sleep(for: commitTimeout)
+                if Task.isCancelled { return nil }
+                timedOut.set()
+                try? await connection.connection.close()
+                return nil
+            }
+            defer { group.cancelAll() }
+            do {
+                while let result = try await group.next() {
+                    if let value = result { return value }
+                }
+            } catch {
+                if timedOut.isSet { throw CommitTimedOut(timeout: commitTimeout) }
+                throw error
+            }
+            throw CommitTimedOut(timeout: commitTimeout)
         }
     }
 

@@ -94,6 +94,33 @@ extension Database {
             #expect(decomposedRows.count == 20 && decomposedRows.allSatisfy { $0.hasSuffix("\"decomposed\"") })
         }
 
+        /// A lane whose connection stops answering (a half-open connection: SIGSTOP on its
+        /// backend) fails its batch after the commit timeout instead of holding every send queued
+        /// on it for as long as TCP takes to notice; the next send opens a new connection.
+        @Test(.enabled(if: getuid() == 0, "needs to stop a server process (root)"))
+        func aPublishingConnectionThatStopsAnsweringFailsItsSendsWithinTheTimeoutAndTheNextSendGoesThrough() async throws {
+            let topic = TestDatabase.topic("silent-lane")
+            let name = "ripple publisher \(topic)".prefix(63)
+            let publisher = Publisher(configuration: Connections.named(try TestDatabase.configuration, String(name)),
+                                      logger: TestDatabase.logger, maxConnections: 1, commitTimeout: .seconds(1))
+            func send(_ value: Int) async throws -> Int64 {
+                try await publisher.publish(topic: topic, channel: PostgresReplaySubject<Int>.channel(for: topic),
+                                            json: "\(value)", capacity: 100, maxAge: nil)
+            }
+            _ = try await send(0)
+            let pids = try await TestDatabase.sql("SELECT pid::text FROM pg_stat_activity WHERE application_name = \(String(name))")
+            let pid = try #require(pids.first.flatMap { $0 }.flatMap { pid_t($0) })
+            #expect(kill(pid, SIGSTOP) == 0)
+            defer { kill(pid, SIGCONT) }
+            let started = ContinuousClock.now
+            await #expect(throws: Publisher.CommitTimedOut.self) { _ = try await send(1) }
+            #expect(ContinuousClock.now - started < .seconds(20), "bounded by the timeout, not by TCP")
+            kill(pid, SIGCONT)
+            _ = try await send(2)
+            #expect(try await rows(of: topic).last?.hasSuffix("=2") == true)
+            await publisher.close()
+        }
+
         @Test func concurrentSendsShareTransactionsInOneGapFreeOrderWithOneBareNotificationEach() async throws {
             let topic = TestDatabase.topic("group-commit")
             let subject = try feed(topic)

@@ -159,8 +159,8 @@ extension XMLElement {
     }
 
     @Test func aPictureOfAHundredThousandEventsOrOfALongWaitIsDrawnInTime() throws {
-        // Before: every x position recomputed the axis from all events, a quadratic walk
-        // that did not end in ten minutes for this script.
+        // Drawn in time only if no x position recomputes the axis from all events: that quadratic
+        // walk would not end in ten minutes for this script.
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("ripple-\(UUID().uuidString).svg")
         defer { try? FileManager.default.removeItem(at: file) }
         var script = "cold c \"(0123456789)\"\nlet x1 = c |> flatMap c\n"

@@ -9,10 +9,10 @@ import Testing
 /// core — two on the CI machine. A synchronous test that blocks (joins its threads, waits on a
 /// semaphore, builds a 100,000-level chain) holds one of those threads for its whole run; two of
 /// them hold the pool, and every actor job, main-actor hop and `Task.sleep` wake-up of the other
-/// suites waits behind them. The actor suites' 60-s waits ran out that way on a quiet machine
-/// once the heavy suites together took longer than that. Under this trait a test's body runs on
-/// a ``DedicatedThreadExecutor`` (its task's executor preference), so the pool stays free; a gate
-/// of two keeps the heavy tests from all running at once on two cores, as the pool did before.
+/// suites waits behind them: the actor suites' 60-s waits can run out that way, even on a quiet
+/// machine, once the heavy suites together take longer than that. Under this trait a test's body
+/// runs on a ``DedicatedThreadExecutor`` (its task's executor preference), so the pool stays free;
+/// a gate of two keeps the heavy tests from all running at once on two cores.
 ///
 /// Child tasks of such a test run on its thread too (they inherit the preference), one at a
 /// time: a test whose child tasks block waiting for each other does not belong under this trait.

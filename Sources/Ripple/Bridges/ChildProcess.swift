@@ -52,7 +52,7 @@ extension Signal where Value == String {
                 exit.exited(status: process.terminationStatus,
                             signaled: process.terminationReason == .uncaughtSignal)
                 // swift-corelibs-foundation keeps a Process nobody waited for alive forever
-                // (found by LeakSanitizer), and with it this handler and the subscription it
+                // (LeakSanitizer reports it), and with it this handler and the subscription it
                 // captures: drop the handler, and wait (at once: the child has exited) so
                 // Foundation lets go of the Process.
                 process.terminationHandler = nil

@@ -110,10 +110,10 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
     /// the last check — the first stage of its fused run, which is either fed by `from`'s loop
     /// (checked once at its `subscribe`) or is a subscriber that keeps its turn, and such a
     /// subscriber checks on every event, at any depth. (Without that, a relay at depth 1 on a
-    /// user signal did not check, nor did the fused subscriber below it: a custom operator
+    /// user signal would not check, nor would the fused subscriber below it: a custom operator
     /// `Signal { s in upstream.map(f).subscribe(next: { s.sendNext($0) }) }` applied 100,000
-    /// times, or `map(f).take(until:)` 100,000 times, delivered with no check at all and
-    /// overflowed the stack.)
+    /// times, or `map(f).take(until:)` 100,000 times, would deliver with no check at all and
+    /// overflow the stack.)
     ///
     /// A relay that heads a run of fused operators (`StageRun`) stands for the run's stages: it
     /// checks when one of its levels, `relayDepth - levels + 1 ... relayDepth`, is a multiple of

@@ -65,8 +65,8 @@ struct StageRunEnd {
 /// passthrough, after the last stage).
 ///
 /// `sendNext` first checks the subscription: a dispose from inside a stage's closure (or from
-/// another thread) stops the value before the next stage's closure, as each operator's own relay
-/// used to; the run's relay checks before the first stage, the subscriber after the last.
+/// another thread) stops the value before the next stage's closure, as a relay between unfused
+/// operators does; the run's relay checks before the first stage, the subscriber after the last.
 @usableFromInline
 struct StageOutput<Value> {
     @usableFromInline let next: (Value) -> Void

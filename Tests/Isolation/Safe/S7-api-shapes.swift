@@ -1,5 +1,5 @@
-// Every call shape in API.md (Events, Cold signals, Disposables, Hot subjects, Schedulers,
-// Operators and their call shapes), used in a nonisolated function, and again (the marker below)
+// Every documented call shape of the public API (events, cold signals, disposables, hot subjects,
+// schedulers, operators), used in a nonisolated function, and again (the marker below)
 // in a @MainActor function. Runs to exit 0.
 // also-main-actor
 import Dispatch

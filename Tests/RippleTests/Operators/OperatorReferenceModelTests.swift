@@ -225,15 +225,15 @@ func checkAgainstReference(_ op: ModelOperator, _ inputs: ModelInputs) -> String
         return ModelInputs.random(sources: op.sources, using: &random)
     }
 
-    /// Failures the model found, replayed by their seeds.
+    /// `delay` whose error's delivery disposes the subscription while `fail` holds the timers it
+    /// took out of the table: it matches the reference, and none of those timers stays scheduled.
+    /// The seed's program, without re-entrant sends.
     @Test(arguments: [
-        // delay: the error's delivery disposed the subscription while `fail` held the timers
-        // it had taken out of the table, so they stayed scheduled until `fail` cancelled them.
         (ModelOperator.delay, UInt64(5_892_760_507_766_378_022)),
     ])
-    func regression(_ op: ModelOperator, seed: UInt64) {
+    func delayLeavesNoTimerScheduledWhenItsErrorDisposesTheSubscription(_ op: ModelOperator, seed: UInt64) {
         var inputs = Self.inputs(op, seed: seed)
-        inputs.reentrant = [:]  // found before the model made re-entrant sends
+        inputs.reentrant = [:]  // the program this seed pins has no re-entrant sends
         if let failure = checkAgainstReference(op, inputs) { Issue.record("\(op) seed \(seed): \(inputs): \(failure)") }
     }
 

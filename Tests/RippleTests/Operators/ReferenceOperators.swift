@@ -1,7 +1,7 @@
 @testable import Ripple
 
 // The reference model's operators: each one a few lines over `ReferenceWorld`, written from the
-// operator's documented behaviour (API.md and its doc comment), not from its implementation.
+// operator's documented behaviour (its article and its doc comment), not from its implementation.
 
 extension ModelOperator {
     /// Sets up the reference for one subscription at time 0 (before any input).

@@ -5,14 +5,14 @@ import Testing
 import RippleTestSupport
 
 /// What a subscription the user still holds after its subject went away must not keep alive: the
-/// subject's storage and history. (Subscriptions hold the storage weakly; holding it strongly was
-/// tried in 3344dd5 and reverted, as these tests fail with it.)
+/// subject's storage and history. (Subscriptions hold the storage weakly; these tests fail if
+/// they hold it strongly.)
 @Suite(.leakChecked) struct GoneSubjectStorageTests {
     final class Payload {}
 
     /// The storage (and its history) goes with the subject: the subscription holds it weakly.
-    /// Held strongly, an ended subscription that the user keeps (a dispose bag, a property) kept
-    /// the whole storage, with every value of a ReplaySubject's history, until it was released.
+    /// Held strongly, an ended subscription that the user keeps (a dispose bag, a property) would
+    /// keep the whole storage, with every value of a ReplaySubject's history, until released.
     @Test func aKeptSubscriptionDoesNotKeepAGoneReplaySubjectsHistory() {
         weak var weakPayload: Payload?
         var kept: (any Disposable)?

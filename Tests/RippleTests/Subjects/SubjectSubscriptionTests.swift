@@ -254,8 +254,8 @@ import RippleTestSupport
 }
 
 /// A subject that goes away ends every subscription and frees everything — its storage and
-/// history too — whatever the user still holds (subscriptions hold the storage weakly; holding
-/// it strongly was tried and reverted: `GoneSubjectStorageTests`).
+/// history too — whatever the user still holds (subscriptions hold the storage weakly:
+/// `GoneSubjectStorageTests`).
 @Suite(.leakChecked) struct SubjectGoesAwayTests {
     final class Owner {}
 

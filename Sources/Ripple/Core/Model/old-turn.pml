@@ -1,11 +1,11 @@
 /*
- * The delivery turn this design replaced (Ripple up to 8b8e83d), kept as the proof that the
- * checker finds its two defects. .ci/spin-check FAILS if spin stops finding them.
+ * A flawed variant of the delivery turn, kept as a counterexample the checker must reject: it
+ * proves that the checker finds its two defects. .ci/spin-check FAILS if spin stops finding them.
  *
- * Old protocol (Core/Subscriber.swift at 8b8e83d): the turn word is 0 free, 1 held, 2 held and
- * asked to look. A send takes a free turn and delivers; a send that finds it taken appends its
- * event to the queue and returns at once; the holder drains everyone's queue before giving the
- * turn up. dispose() drops the queue.
+ * The flawed protocol: the turn word is 0 free, 1 held, 2 held and asked to look. A send takes
+ * a free turn and delivers; a send that finds it taken appends its event to the queue and
+ * returns at once; the holder drains everyone's queue before giving the turn up. dispose()
+ * drops the queue.
  *
  * Scenarios:
  *   LOST      defect 1: thread 1 delivers a value while thread 2 sends the terminal event (queued:

@@ -32,13 +32,13 @@
  *               gets its replay and then every later value, with no gap and no duplicate.
  *   CYCLE       two owners whose callbacks send to each other, driven by two threads at once.
  *   FLOOD       a thread sends forever while another sends once: the single send returns
- *               (checked as LTL `<> returned` with weak fairness: defect 0 of the old turn).
+ *               (checked as LTL `<> returned` with weak fairness: defect 0 of old-turn.pml).
  *   FORWARDER   an operator's SerialForwarder: senders enqueue (under the operator's lock) and
  *               drain later; one sender's event may be delivered for it before it drains; event
  *               2's callback enqueues event 6 into the forwarder and drains, re-entrantly. Then
  *               each sender sends to a Subscriber that the other one holds. TWICE: the first
  *               sender enqueues a second event before it drains. SECOND_OWNED and NO_IS_LOOKING
- *               put back fixed defects (a second owed wake; a drain that looks from inside the
+ *               plant known defects (a second owed wake; a drain that looks from inside the
  *               holder's own callback).
  *   RELAY       deliver(on:) with a buffer of one value and `.wait`: thread 1 sends values into a
  *               subject whose subscription feeds the relay; the drain, an action on thread 2's
@@ -911,7 +911,7 @@ inline fwdEnqueue(o, e, t) {
 #ifndef SECOND_OWNED
          :: lo != t && expects[t] -> queue[o]!e,NONE      /* its earlier entry was taken: one wake */
 #else
-         :: lo != t && expects[t] -> queue[o]!e,t         /* the fixed defect: a second owed wake */
+         :: lo != t && expects[t] -> queue[o]!e,t         /* the planted defect: a second owed wake */
 #endif
          :: lo != t && !expects[t] ->
               closesCycle(t, holder[o], cyc);

@@ -108,13 +108,13 @@ final class Feed<Value: Codable & Sendable>: TopicReader {
 
     /// Reads the values after the cursor, in batches, reporting the ones retention trimmed.
     private func readAfter(_ cursor: inout FeedCursor, on connection: GuardedConnection) async throws {
-        let batch = 500
+        let batch = 500, bytes = 1 << 20  // a page: at most 500 values and about 1 MB of JSON
         while true {
             var head: Int64 = 0
             var rows: [(sequence: Int64, epoch: Double, json: String)] = []
             let after = cursor.last ?? 0
             for try await row in try await connection.query(
-                Schema.after(topic: topic, sequence: after, limit: batch, maxAge: maxAge), logger: logger)
+                Schema.after(topic: topic, sequence: after, limit: batch, bytes: bytes, maxAge: maxAge), logger: logger)
             {
                 let (rowHead, now, sequence, epoch, json) = try row.decode((Int64, Double, Int64?, Double?, String?).self)
                 head = rowHead
@@ -134,7 +134,8 @@ final class Feed<Value: Codable & Sendable>: TopicReader {
                     throw error
                 }
             }
-            if rows.count < batch { return }
+            // A page that stopped at neither bound was the last one.
+            if rows.count < batch, rows.reduce(0, { $0 + $1.json.utf8.count }) < bytes { return }
         }
     }
 

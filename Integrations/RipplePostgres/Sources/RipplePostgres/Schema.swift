@@ -40,7 +40,12 @@ enum Schema {
     /// after `sequence`, ascending, none older than `maxAge` (one row with nulls when there are
     /// none). One query per read: a head with nothing retained after the cursor means the values
     /// were trimmed.
-    static func after(topic: String, sequence: Int64, limit: Int, maxAge: Duration?) -> PostgresQuery {
+    ///
+    /// A page also ends once it holds `bytes` of JSON (it always holds at least one value): a
+    /// read of many large values would otherwise keep the connection busy past the heartbeat,
+    /// whose probe waits behind it — the connection would be closed, and the same read would
+    /// start again, for ever. A page that stopped at either bound is followed by another read.
+    static func after(topic: String, sequence: Int64, limit: Int, bytes: Int, maxAge: Duration?) -> PostgresQuery {
         let maxAgeSeconds = maxAge.map(\.seconds)
         return """
             SELECT coalesce((SELECT head FROM ripple_topics WHERE topic = \(topic)), 0),
@@ -48,10 +53,18 @@ enum Schema {
                    v.seq, extract(epoch FROM v.created_at)::float8, v.payload
             FROM (SELECT 1) AS one
             LEFT JOIN LATERAL (
-                SELECT seq, created_at, payload FROM ripple_values
-                WHERE topic = \(topic) AND seq > \(sequence)
-                  AND (\(maxAgeSeconds)::float8 IS NULL OR created_at >= now() - make_interval(secs => \(maxAgeSeconds)))
-                ORDER BY seq LIMIT \(Int64(limit))
+                SELECT seq, created_at, payload FROM (
+                    SELECT seq, created_at, payload,
+                           sum(octet_length(payload)) OVER (ORDER BY seq) - octet_length(payload) AS before
+                    FROM (
+                        SELECT seq, created_at, payload FROM ripple_values
+                        WHERE topic = \(topic) AND seq > \(sequence)
+                          AND (\(maxAgeSeconds)::float8 IS NULL OR created_at >= now() - make_interval(secs => \(maxAgeSeconds)))
+                        ORDER BY seq LIMIT \(Int64(limit))
+                    ) AS page
+                ) AS sized
+                WHERE before < \(Int64(bytes))
+                ORDER BY seq
             ) AS v ON true
             """
     }

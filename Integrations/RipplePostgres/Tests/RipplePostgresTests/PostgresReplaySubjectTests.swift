@@ -223,6 +223,23 @@ extension Database {
             await running.stop()
         }
 
+        /// A catch-up reads pages of at most about 1 MB (so the heartbeat's probe never waits
+        /// behind one long read): large values arrive over several pages, all of them, in order.
+        @Test func largeValuesCaughtUpOverSeveralPagesArriveInOrderWithNoGap() async throws {
+            let topic = TestDatabase.topic("large-pages")
+            let publisher = try subject(topic, of: String.self)
+            let values = (0..<7).map { String(repeating: Character(String($0)), count: 400_000) }
+            for value in values { try await publisher.send(value) }
+            let follower = try subject(topic, resumingAfter: 0, of: String.self)
+            let received = Recorder<String>()
+            received.attach(follower)
+            let running = try await Running(follower)
+            #expect(await eventually(60) { received.values.count == 7 })
+            #expect(received.values == values, "7 values of 400 KB: three pages, nothing lost or doubled")
+            #expect(received.errors.isEmpty)
+            await running.stop()
+        }
+
         @Test func anInstanceAwayLongerThanRetentionIsToldWhatItMissed() async throws {
             let topic = TestDatabase.topic("trimmed")
             let publisher = try subject(topic, capacity: 5, of: Int.self)

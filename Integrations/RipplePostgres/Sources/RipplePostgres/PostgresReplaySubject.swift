@@ -262,12 +262,18 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
 
     /// `ripple_` and the topic's 64-bit FNV-1a hash in hex.
     static func channel(for topic: String) -> String {
+        let hex = String(topicHash(topic), radix: 16)
+        return "ripple_" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// The topic's 64-bit FNV-1a hash, of its bytes (as PostgreSQL compares topics): its NOTIFY
+    /// channel and its publishing lane.
+    static func topicHash(_ topic: String) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in topic.utf8 {
             hash ^= UInt64(byte)
             hash &*= 0x0000_0100_0000_01b3
         }
-        let hex = String(hash, radix: 16)
-        return "ripple_" + String(repeating: "0", count: 16 - hex.count) + hex
+        return hash
     }
 }

@@ -119,12 +119,7 @@ final class Publisher: Sendable {
 
     /// The lane of `topic`: a hash of its bytes (FNV-1a), so a topic always has the same one.
     static func lane(of topic: String, among count: Int) -> Int {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in topic.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
-        return Int(hash % UInt64(count))
+        Int(PostgresReplaySubject<Int>.topicHash(topic) % UInt64(count))
     }
 
     /// The lane's task: commits batch after batch until its queue is empty.

@@ -95,9 +95,10 @@ extension Database {
             let topic = TestDatabase.topic("pipe")
             #expect(try await Feed.run(["publish", "--topic", topic, "first", "second"]).status == 0)
             // The shell's status is follow's own; `head -1` reads one line and exits.
-            let pipeline = try Shell(#""$0" follow --topic "$1" --history 2 | head -1; exit "${PIPESTATUS[0]}""#,
-                                     arguments: [Feed.executable.path, topic])
-            #expect(await eventually { pipeline.output == "first\n" })
+            let pipeline = try Feed.Child(
+                executable: URL(fileURLWithPath: "/bin/bash"),
+                ["-c", #""$0" follow --topic "$1" --history 2 | head -1; exit "${PIPESTATUS[0]}""#, Feed.executable.path, topic])
+            #expect(await eventually { pipeline.text == "first\n" })
             try await Task.sleep(for: .milliseconds(300))  // head has exited: the pipe has no reader
             // Follow notices at its next write (as `tail -f | head -1` does): publish until it has.
             var published = 0
@@ -109,7 +110,7 @@ extension Database {
             #expect(await pipeline.wait() == 0, "\(pipeline.errorText)")
             #expect(pipeline.process.terminationReason == .exit)
             #expect(pipeline.errorText.isEmpty, "\(pipeline.errorText)")
-            #expect(pipeline.output == "first\n")
+            #expect(pipeline.text == "first\n")
         }
 
         @Test(.enabled(if: TestDatabase.available))
@@ -144,42 +145,5 @@ extension Database {
             #expect(result.status == 2)
             #expect(result.stderr == "ripple-feed: PGPORT: 'http' is not a port number\n")
         }
-    }
-}
-
-/// A `bash -c` script run to the end, its output read as it comes (for pipelines).
-private final class Shell: Sendable {
-    let process = Process()
-    private let data = Shared((stdout: Data(), stderr: Data()))
-
-    /// Starts `script` with `arguments` as `$0`, `$1`, …, in the test database's environment.
-    init(_ script: String, arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", script] + arguments
-        process.environment = TestDatabase.environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        out.fileHandleForReading.readabilityHandler = { [data] handle in
-            let chunk = handle.availableData
-            data.withLock { $0.stdout.append(chunk) }
-        }
-        err.fileHandleForReading.readabilityHandler = { [data] handle in
-            let chunk = handle.availableData
-            data.withLock { $0.stderr.append(chunk) }
-        }
-        try process.run()
-    }
-
-    var output: String { data.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
-    var errorText: String { data.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
-
-    /// Waits for the script to exit (up to `seconds`, then kills it); returns its status.
-    func wait(_ seconds: Double = 30) async -> Int32 {
-        let exited = await eventually(seconds) { !process.isRunning }
-        if !exited { process.terminate() }
-        process.waitUntilExit()
-        try? await Task.sleep(for: .milliseconds(50))  // the last output
-        return exited ? process.terminationStatus : -1
     }
 }

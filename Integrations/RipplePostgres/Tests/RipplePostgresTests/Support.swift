@@ -221,9 +221,15 @@ enum Feed {
         }
         private let output = Output()
 
-        init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        /// Starts `ripple-feed` with `arguments`.
+        convenience init(_ arguments: [String], environment: [String: String] = [:]) throws {
+            try self.init(executable: Feed.executable, arguments, environment: environment)
+        }
+
+        /// Starts `executable` (a shell, for a pipeline) with `arguments`, in the test database's environment.
+        init(executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
             process = Process()
-            process.executableURL = Feed.executable
+            process.executableURL = executable
             process.arguments = arguments
             process.environment = TestDatabase.environment.merging(environment) { $1 }
             let out = Pipe(), err = Pipe()
@@ -240,9 +246,8 @@ enum Feed {
             try process.run()
         }
 
-        var lines: [String] {
-            output.data.withLock { String(decoding: $0.stdout, as: UTF8.self) }.split(separator: "\n").map(String.init)
-        }
+        var lines: [String] { text.split(separator: "\n").map(String.init) }
+        var text: String { output.data.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
         var errorText: String { output.data.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
 
         /// Waits for the process to exit (up to `seconds`, then kills it); returns its status.

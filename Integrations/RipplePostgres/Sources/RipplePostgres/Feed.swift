@@ -19,6 +19,10 @@ protocol TopicReader: AnyObject, Sendable {
     /// delivers it; returns the new cursor. Throws `missedValues`/`cursorAhead` to end this
     /// subject, anything else for the connection.
     func read(on connection: GuardedConnection) async throws -> Int64?
+    /// Delivers signed batches (checked against the key) that follow the cursor; one that does
+    /// not, or does not decode, is read from the table instead. Returns the new cursor; throws
+    /// as `read` does.
+    func deliver(_ batches: [SignedValues], on connection: GuardedConnection) async throws -> Int64?
     /// Ends the subscribers once: `completed` without `failure`, else the error.
     func finish(_ failure: (any Error)?)
 }
@@ -89,6 +93,31 @@ final class Feed<Value: Codable & Sendable>: TopicReader {
         return cursor.last
     }
 
+    func deliver(_ batches: [SignedValues], on connection: GuardedConnection) async throws -> Int64? {
+        var cursor = self.cursor.withLock { $0 }
+        defer { self.cursor.withLock { [cursor] in $0 = cursor } }
+        for batch in batches {
+            if let last = cursor.last, batch.last <= last { continue }  // a read already delivered it
+            if let values = decode(batch), cursor.accept(batchFrom: batch.first, count: values.count) {
+                for (offset, value) in values.enumerated() {
+                    send(value, sequence: batch.first + Int64(offset), epoch: batch.epoch)
+                }
+            } else if cursor.last == nil {
+                try await readTail(&cursor, on: connection)
+            } else {
+                try await readAfter(&cursor, on: connection)  // a gap, or a batch that does not decode
+            }
+        }
+        return cursor.last
+    }
+
+    /// A signed batch's values, if its body is a JSON array of exactly its count of `Value`s.
+    private func decode(_ batch: SignedValues) -> [Value]? {
+        guard let values = try? JSONDecoder().decode([Value].self, from: Data(batch.body.utf8)),
+              Int64(values.count) == batch.last - batch.first + 1 else { return nil }
+        return values
+    }
+
     /// A new instance's first read: the retained tail, with the head, in one snapshot.
     private func readTail(_ cursor: inout FeedCursor, on connection: GuardedConnection) async throws {
         var head: Int64 = 0
@@ -149,6 +178,11 @@ final class Feed<Value: Codable & Sendable>: TopicReader {
             delivered.store(sequence, ordering: .releasing)
             return try report(MissedValues(topic: topic, sequences: sequence...sequence, reason: .undecodable("\(error)")))
         }
+        send(value, sequence: sequence, epoch: epoch)
+    }
+
+    /// Sends one committed value to the local subscribers, stamped with its publishing time.
+    private func send(_ value: Value, sequence: Int64, epoch: Double) {
         delivered.store(sequence, ordering: .releasing)
         DatabaseClock.stamping(clock.clamped(epoch)) { local.sendNext(value) }
     }

@@ -63,6 +63,17 @@ struct FeedCursor: Equatable {
         return steps
     }
 
+    /// Takes a batch of `count` values starting at `first` (a signed notification's, already
+    /// checked): accepted, and `last` moves to its end, only if it follows `last` exactly. A
+    /// batch that leaves a gap, overlaps what was delivered, or reaches `largestSequence` is
+    /// refused: the caller reads the table instead.
+    mutating func accept(batchFrom first: Int64, count: Int) -> Bool {
+        guard let last, count >= 1, first == last + 1,
+              Int64(count) <= Self.largestSequence - last else { return false }
+        self.last = last + Int64(count)
+        return true
+    }
+
     /// Takes a new instance's first catch-up: the topic's head and the retained tail it chose to
     /// replay (ascending). Nothing before the tail counts as missed: a new instance starts there.
     mutating func start(head: Int64, tail: [Int64]) {

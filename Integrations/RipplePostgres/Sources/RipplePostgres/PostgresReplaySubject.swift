@@ -91,6 +91,9 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
     ///     same time or the connection is closed and opened again): a half-open TCP connection —
     ///     a NAT that forgot it, a failed-over VM — never reports itself, and without the check
     ///     the listener would wait on it for ever while values are committed.
+    ///   - notificationKey: A secret every instance shares: sends carry their values in the
+    ///     notification, signed, and signed values are delivered without reading the table (see
+    ///     `NotificationKey`). Without it, every value is read from the table.
     ///   - configuration: How to reach PostgreSQL (`PostgresConnection.Configuration.environment()`
     ///     reads libpq's `PGHOST`, `PGPORT`, …). The tables are created if missing
     ///     (`PostgresTopics.SchemaPolicy.createIfMissing`).
@@ -104,6 +107,7 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
         resumingAfter: Int64? = nil,
         onMissedValues: MissedValuesPolicy = .fail,
         heartbeat: Duration = .seconds(5),
+        notificationKey: NotificationKey? = nil,
         configuration: PostgresConnection.Configuration,
         logger: Logger
     ) {
@@ -112,7 +116,7 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
         let topics = PostgresTopics(
             name: topic, listener: "ripple listener \(topic)", publisher: "ripple publisher \(topic)",
             configuration: configuration, logger: logger, heartbeat: heartbeat, schema: .createIfMissing,
-            publishingConnections: 1)
+            publishingConnections: 1, notificationKey: notificationKey)
         self.init(topic: topic, capacity: capacity, maxAge: maxAge, resumingAfter: resumingAfter,
                   onMissedValues: onMissedValues, topics: topics, owning: true)
     }

@@ -23,8 +23,10 @@ import Synchronization
 /// subscriber `deliver(on:)`, or subscribe from an actor.
 ///
 /// Notifications are only hints: values are read from `ripple_values`, so only a role allowed to
-/// INSERT there can make one (see the package README's trust model). Malformed or forged
-/// notifications are counted (`statistics`) and logged at most every 10 s, escaped.
+/// INSERT there can make one (see the package README's trust model) — unless every instance
+/// shares a `NotificationKey`: then a notification carries its values signed, and those whose
+/// signature checks are delivered without the read. Malformed or forged notifications are
+/// counted (`statistics`) and logged at most every 10 s, escaped.
 public final class PostgresTopics: Service, Sendable {
     /// Whether connections may create the tables.
     ///
@@ -49,15 +51,20 @@ public final class PostgresTopics: Service, Sendable {
         public var notifications = 0
         /// Notifications naming a sequence already read: ignored at no cost.
         public var stale = 0
-        /// Notifications whose payload is not a decimal sequence (forged, or another program's):
-        /// they only asked for a read, like any hint.
+        /// Notifications that are neither a decimal sequence nor a signed batch, or a signed
+        /// batch whose signature fails this listener's `NotificationKey` (forged, or another
+        /// program's or key's): they only asked for a read, like any hint.
         public var rejected = 0
         /// Reads of the table (one query each, plus one more per 500 values).
         public var reads = 0
+        /// Signed batches taken to be delivered from their notification, with no read
+        /// (`NotificationKey`); one that turns out not to follow the last value delivered, or not
+        /// to decode, is read from the table instead.
+        public var signedBatches = 0
 
-        /// For example `notifications 120, stale 3, rejected 0, reads 80`.
+        /// For example `notifications 120, stale 3, rejected 0, reads 80, signed batches 0`.
         public var description: String {
-            "notifications \(notifications), stale \(stale), rejected \(rejected), reads \(reads)"
+            "notifications \(notifications), stale \(stale), rejected \(rejected), reads \(reads), signed batches \(signedBatches)"
         }
     }
 
@@ -69,6 +76,8 @@ public final class PostgresTopics: Service, Sendable {
     public let schema: SchemaPolicy
 
     let logger: Logger
+    /// Checks signed notifications (and signs this process's), if given.
+    let notificationKey: NotificationKey?
     /// The connection sends go through, shared by every subject made on these topics.
     let publisher: Publisher
     private let listenerConfiguration: PostgresConnection.Configuration
@@ -87,26 +96,32 @@ public final class PostgresTopics: Service, Sendable {
     ///     the same time or the connection is closed and opened again): a half-open TCP
     ///     connection never reports itself.
     ///   - schema: Whether connections may create the tables (`.createIfMissing` by default).
+    ///   - notificationKey: A secret shared by every instance: sends put their values in the
+    ///     notification, signed, and the listener delivers signed values without reading the
+    ///     table — one round trip less per delivery (see `NotificationKey`). Without it
+    ///     (the default), notifications are hints and every value is read from the table.
     /// - Precondition: `heartbeat` is positive.
     public convenience init(
         name: String = "topics",
         configuration: PostgresConnection.Configuration,
         logger: Logger,
         heartbeat: Duration = .seconds(5),
-        schema: SchemaPolicy = .createIfMissing
+        schema: SchemaPolicy = .createIfMissing,
+        notificationKey: NotificationKey? = nil
     ) {
         self.init(name: name, listener: "ripple listener \(name)", publisher: "ripple publisher \(name)",
                   configuration: configuration, logger: logger, heartbeat: heartbeat, schema: schema,
-                  publishingConnections: 2)
+                  publishingConnections: 2, notificationKey: notificationKey)
     }
 
     /// The topics of one subject of its own: connections named after its topic.
     init(name: String, listener: String, publisher: String, configuration: PostgresConnection.Configuration,
-         logger: Logger, heartbeat: Duration, schema: SchemaPolicy, publishingConnections: Int) {
+         logger: Logger, heartbeat: Duration, schema: SchemaPolicy, publishingConnections: Int, notificationKey: NotificationKey?) {
         precondition(heartbeat > .zero, "PostgresTopics(name: \(Untrusted.escaped(name))) needs a positive heartbeat, got \(heartbeat)")
         self.name = name
         self.heartbeat = heartbeat
         self.schema = schema
+        self.notificationKey = notificationKey
         var logger = logger
         logger[metadataKey: "ripple.topics"] = "\(Untrusted.escaped(name))"
         self.logger = logger
@@ -116,7 +131,7 @@ public final class PostgresTopics: Service, Sendable {
         listenerConfiguration = listening
         self.publisher = Publisher(
             configuration: Connections.named(configuration, Untrusted.applicationName(publisher)), logger: logger,
-            maxConnections: publishingConnections, createsSchema: schema == .createIfMissing)
+            maxConnections: publishingConnections, createsSchema: schema == .createIfMissing, notificationKey: notificationKey)
     }
 
     /// Creates the tables and their index if missing (idempotent; an advisory lock keeps
@@ -314,7 +329,17 @@ public final class PostgresTopics: Service, Sendable {
                 // mark the channel listened: the registrar cancels first, then unmarks it.
                 router.withLock { if !Task.isCancelled { $0.listened(channel) } }
                 for try await notification in notifications {
-                    let rejected = router.withLock { $0.hint(channel, notification.payload) }
+                    let payload = NotificationPayload(notification.payload)
+                    // A signed batch is checked outside the lock (HMAC over up to 8 KB), against
+                    // each topic on the channel (one, unless two topics' hashes collide).
+                    var verified: ObjectIdentifier?
+                    if case .signed(let batch) = payload, let key = notificationKey {
+                        let candidates = router.withLock { $0.topics(on: channel) }
+                        verified = candidates.first { batch.verified(by: key, topic: $0.topic) }?.id
+                    }
+                    let rejected = router.withLock {
+                        $0.notified(channel, payload, signedFor: verified, keyed: notificationKey != nil)
+                    }
                     if rejected, let suppressed = rejections.due() {
                         logger.warning("ignoring a notification that is not a sequence", metadata: [
                             "ripple.channel": "\(channel)",
@@ -334,12 +359,18 @@ public final class PostgresTopics: Service, Sendable {
     /// Reads the queued topics, one at a time, delivering to their subscribers.
     private func readLoop(_ wakes: AsyncStream<Void>, on connection: GuardedConnection, wentLive: Flag) async throws {
         for await _ in wakes {
-            while let (feed, catchingUp) = router.withLock({ $0.next() }) {
+            while let (feed, catchingUp, work) = router.withLock({ $0.next() }) {
                 try Task.checkCancellation()
                 if catchingUp { feed.setState(.catchingUp) }
                 do {
-                    logger.trace("reading", metadata: ["ripple.topic": "\(Untrusted.escaped(feed.topic))"])
-                    let cursor = try await feed.read(on: connection)
+                    let cursor: Int64?
+                    switch work {
+                    case .read:
+                        logger.trace("reading", metadata: ["ripple.topic": "\(Untrusted.escaped(feed.topic))"])
+                        cursor = try await feed.read(on: connection)
+                    case .deliver(let batches):
+                        cursor = try await feed.deliver(batches, on: connection)
+                    }
                     router.withLock { $0.read(feed, upTo: cursor) }
                     if catchingUp {
                         wentLive.set()
@@ -421,6 +452,8 @@ struct Router {
     private var session: Session?
     private var stopped = false
     private(set) var statistics = PostgresTopics.Statistics()
+    /// The bytes of JSON in every topic's queued signed batches (`TopicHints.inlineBytes`).
+    private var inlineBytes = 0
 
     enum Added { case waiting, running, stopped }
 
@@ -443,7 +476,8 @@ struct Router {
 
     mutating func remove(_ feed: any TopicReader) {
         let id = ObjectIdentifier(feed)
-        guard entries.removeValue(forKey: id) != nil else { return }
+        guard let removed = entries.removeValue(forKey: id) else { return }
+        inlineBytes -= removed.hints.inlineBytes
         byChannel[feed.channel]?.removeAll { $0 == id }
         if byChannel[feed.channel]?.isEmpty == true {
             byChannel[feed.channel] = nil
@@ -454,6 +488,7 @@ struct Router {
     mutating func begin(_ session: Session) {
         self.session = session
         for id in entries.keys { entries[id]!.hints.reconnected() }
+        inlineBytes = 0
         queue = []
         queueStart = 0
     }
@@ -468,7 +503,7 @@ struct Router {
     mutating func stop() -> [any TopicReader] {
         stopped = true
         end()
-        defer { entries = [:]; byChannel = [:] }
+        defer { entries = [:]; byChannel = [:]; inlineBytes = 0 }
         return feeds
     }
 
@@ -482,13 +517,31 @@ struct Router {
         session?.listening.remove(channel)
     }
 
-    /// A notification on `channel`; returns whether its payload was rejected.
-    mutating func hint(_ channel: String, _ payload: String) -> Bool {
+    /// The subjects listening on `channel`, with their topics (to check a signed batch against).
+    func topics(on channel: String) -> [(id: ObjectIdentifier, topic: String)] {
+        (byChannel[channel] ?? []).map { ($0, entries[$0]!.feed.topic) }
+    }
+
+    /// A notification on `channel`: `signedFor` is the subject whose topic a signed batch's
+    /// signature was checked against (nil if none, or no key). Returns whether the payload was
+    /// rejected: malformed, or signed but failing the check of a listener holding a key.
+    mutating func notified(_ channel: String, _ payload: NotificationPayload, signedFor verified: ObjectIdentifier?, keyed: Bool) -> Bool {
         statistics.notifications += 1
-        var rejected = false
+        let rejected: Bool
+        switch payload {
+        case .malformed: rejected = true
+        case .signed: rejected = keyed && verified == nil
+        case .hint: rejected = false
+        }
         for id in byChannel[channel] ?? [] {
-            let (outcome, bad) = entries[id]!.hints.hint(payload)
-            rejected = rejected || bad
+            let before = entries[id]!.hints.inlineBytes
+            let outcome: TopicHints.Outcome
+            if case .signed(let batch) = payload, id == verified {
+                outcome = entries[id]!.hints.offer(SignedValues(batch), room: Self.inlineLimit - inlineBytes)
+            } else {
+                outcome = entries[id]!.hints.hint(last: payload.last)
+            }
+            inlineBytes += entries[id]!.hints.inlineBytes - before
             switch outcome {
             case .stale: statistics.stale += 1
             case .queue: appendToQueue(id)
@@ -499,6 +552,9 @@ struct Router {
         return rejected
     }
 
+    /// The most bytes of signed batches queued over all topics: more become reads.
+    static let inlineLimit = 4 << 20
+
     private mutating func enqueue(_ id: ObjectIdentifier) {
         if entries[id]!.hints.want() == .queue { appendToQueue(id) }
     }
@@ -508,8 +564,8 @@ struct Router {
         session?.wake.yield()
     }
 
-    /// The next topic to read, and whether it is its catch-up on this connection.
-    mutating func next() -> (any TopicReader, Bool)? {
+    /// The next topic to read or deliver, whether it is its catch-up on this connection, and the work.
+    mutating func next() -> (feed: any TopicReader, catchingUp: Bool, work: TopicHints.Work)? {
         while queueStart < queue.count {
             let id = queue[queueStart]
             queueStart += 1
@@ -518,10 +574,14 @@ struct Router {
                 queueStart = 0
             }
             guard var entry = entries[id], entry.hints.queued else { continue }
-            entry.hints.take()
+            inlineBytes -= entry.hints.inlineBytes
+            let work = entry.hints.take()
             entries[id] = entry
-            statistics.reads += 1
-            return (entry.feed, !entry.hints.caughtUp)
+            switch work {
+            case .read: statistics.reads += 1
+            case .deliver(let batches): statistics.signedBatches += batches.count
+            }
+            return (entry.feed, !entry.hints.caughtUp, work)
         }
         return nil
     }

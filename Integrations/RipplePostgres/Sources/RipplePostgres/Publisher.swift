@@ -13,7 +13,8 @@ import Synchronization
 ///   `batchBytes` bytes) into one transaction: one statement per topic (`head = head + n`, one
 ///   `INSERT … SELECT … unnest`), topics sorted within the transaction so that two processes
 ///   always lock topic rows in the same order and cannot deadlock, one `pg_notify` per topic whose
-///   payload is the last sequence committed to it. A failed transaction fails exactly its sends.
+///   payload is the last sequence committed to it (with a `NotificationKey`, followed by the
+///   batch, signed). A failed transaction fails exactly its sends.
 /// - **Durability**: lane connections start with `synchronous_commit=on`, so a value is on the
 ///   server's disk (or its synchronous standby) before its send returns, whatever the server's
 ///   or the role's default.
@@ -47,6 +48,8 @@ final class Publisher: Sendable {
     private let schemaReady = Mutex(false)
     /// Whether a missing table may be created (`PostgresTopics.SchemaPolicy.createIfMissing`).
     private let createsSchema: Bool
+    /// Signs each topic's notification and puts the batch in it (see `NotificationKey`).
+    private let notificationKey: NotificationKey?
     /// How long a batch waits for its answer (a half-open connection never answers, and TCP takes
     /// about 15 minutes to notice): then the connection is closed and the batch fails.
     private let commitTimeout: Duration
@@ -54,7 +57,7 @@ final class Publisher: Sendable {
     /// A publisher of at most `maxConnections` connections (opened as lanes get work).
     /// - Precondition: `maxConnections` is at least 1.
     init(configuration: PostgresConnection.Configuration, logger: Logger, maxConnections: Int = 2, createsSchema: Bool = true,
-         commitTimeout: Duration = Publisher.defaultCommitTimeout) {
+         notificationKey: NotificationKey? = nil, commitTimeout: Duration = Publisher.defaultCommitTimeout) {
         precondition(maxConnections >= 1, "Publisher needs at least one connection, got \(maxConnections)")
         var configuration = configuration
         // Durable before `send` returns, whatever the server's (or the role's) synchronous_commit:
@@ -74,6 +77,7 @@ final class Publisher: Sendable {
         self.logger = logger
         self.lanes = (0..<maxConnections).map { _ in Lane() }
         self.createsSchema = createsSchema
+        self.notificationKey = notificationKey
         self.commitTimeout = commitTimeout
     }
 
@@ -221,7 +225,7 @@ final class Publisher: Sendable {
             var head: Int64?
             for try await row in try await connection.execute(
                 Schema.Publish(topic: topic, channel: last.channel, values: indices.map { batch[$0].json },
-                               capacity: last.capacity, maxAge: last.maxAge),
+                               capacity: last.capacity, maxAge: last.maxAge, key: notificationKey),
                 logger: logger)
             {
                 head = row

@@ -9,8 +9,12 @@ extension Schema {
     /// time under the lock (`greatest(clock_timestamp(), last_at)`: never behind the previous
     /// value's), so `created_at` grows with `seq` and an age cut is always a prefix. One
     /// `INSERT … SELECT … unnest($2) WITH ORDINALITY` stores the values, and one `pg_notify`
-    /// carries the new head as decimal text and nothing else: a listener reads the values from
-    /// the table, so a notification is only a hint.
+    /// carries the new head as decimal text: a hint, on which a listener reads the values from
+    /// the table. With a `NotificationKey` (`signed`), the notification carries the batch too,
+    /// signed inside the statement (the server gives out the sequences, so only it knows what to
+    /// sign): `HEAD COUNT EPOCH MAC BODY`, where `BODY` is `$6` (the values as one JSON array) and
+    /// `MAC` is `sha256($7 || sha256($8 || message))` — HMAC-SHA256 from the key's pad blocks —
+    /// of the message `NotificationPayload.SignedBatch.message(topic:)` describes.
     ///
     /// Trimming is done by the batch that crosses a multiple of 16 sequences (count: the rows
     /// beyond `capacity`) or of 64 (age: a range scan of the topic's rows); the statement's
@@ -18,7 +22,7 @@ extension Schema {
     /// `capacity + 15` values (more only when one batch is larger than `capacity`). Readers never
     /// replay more than `capacity`.
     struct Publish: PostgresPreparedStatement {
-        static let name = "ripple_publish_v2"
+        static let name = "ripple_publish_v3"
         static let sql = """
             WITH next AS (
                 INSERT INTO ripple_topics AS t (topic, head, last_at)
@@ -39,10 +43,19 @@ extension Schema {
                 WHERE $4::float8 IS NOT NULL
                   AND (SELECT head / 64 > (head - cardinality($2::text[])) / 64 FROM next)
                   AND topic = $1 AND created_at < now() - make_interval(secs => $4::float8)
+            ), announced AS (
+                SELECT head, head::text || ' ' || cardinality($2::text[])::text || ' ' || extract(epoch FROM last_at)::text AS header
+                FROM next
             )
-            SELECT head, pg_notify($5, head::text)::text FROM next
+            SELECT head, pg_notify($5, CASE WHEN $6::text IS NULL OR $7::bytea IS NULL OR $8::bytea IS NULL THEN head::text
+                ELSE header || ' ' || encode(sha256($7::bytea || sha256($8::bytea
+                    || convert_to('ripple-v1', 'UTF8') || decode('00', 'hex') || convert_to($1, 'UTF8') || decode('00', 'hex')
+                    || convert_to(header, 'UTF8') || decode('00', 'hex') || convert_to($6::text, 'UTF8'))), 'hex')
+                    || ' ' || $6::text
+                END)::text
+            FROM announced
             """
-        static let bindingDataTypes: [PostgresDataType] = [.text, .textArray, .int8, .float8, .text]
+        static let bindingDataTypes: [PostgresDataType] = [.text, .textArray, .int8, .float8, .text, .text, .bytea, .bytea]
         typealias Row = Int64
 
         var topic: String
@@ -50,14 +63,35 @@ extension Schema {
         var values: [String]
         var capacity: Int
         var maxAge: Duration?
+        /// Signs the notification and puts the values in it; nil sends a bare hint.
+        var key: NotificationKey?
+
+        /// The most bytes of JSON a signed notification carries: PostgreSQL refuses a payload of
+        /// 8,000 bytes or more, and the header and signature take at most about 125.
+        static let signedBodyBytes = 7_700
+
+        /// The values as one JSON array, if a key signs them and they fit a notification.
+        var body: String? {
+            guard key != nil else { return nil }
+            var bytes = 2 + max(0, values.count - 1)
+            for value in values {
+                bytes += value.utf8.count
+                if bytes > Self.signedBodyBytes { return nil }
+            }
+            return "[" + values.joined(separator: ",") + "]"
+        }
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 5)
+            var bindings = PostgresBindings(capacity: 8)
             bindings.append(topic)
             bindings.append(values)
             bindings.append(Int64(capacity))
             bindings.append(maxAge.map(\.seconds))
             bindings.append(channel)
+            let body = self.body
+            bindings.append(body)
+            bindings.append(body == nil ? nil : key.map { ByteBuffer(bytes: $0.outerPad) })
+            bindings.append(body == nil ? nil : key.map { ByteBuffer(bytes: $0.innerPad) })
             return bindings
         }
 

@@ -5,6 +5,8 @@
 //                 it (CLOCK_MONOTONIC, shared by both processes), p50/p99;
 //   throughput  — values sent back to back by 1 sender, then by 8 concurrent senders: values per
 //                 second until the other process received the last.
+// Two configurations of the subject: without a key (every notification a hint, each value read
+// from the table) and with a `NotificationKey` (values delivered from the signed notification).
 // The floor is plain INSERT transactions (`INSERT` of the value and `pg_notify` of it, one
 // transaction per value) through postgres-nio's `PostgresClient` pool with as many connections
 // as the publisher may use, and `synchronous_commit=on` like the publisher; its receiver is a
@@ -53,9 +55,18 @@ func payload(_ index: Int, size: Int) -> String {
 
 func index(of payload: String) -> Int { Int(payload.prefix { $0 != ":" })! }
 
+/// The key of the `signed` system (publisher and receiver): for this benchmark only.
+let benchmarkKey = try! NotificationKey(Array("ripple-feed-bench: a key for this benchmark only".utf8))
+
+/// A subject for `system` (`ripple` or `signed`).
+func subject(_ system: String, topic: String, capacity: Int) -> PostgresReplaySubject<String> {
+    PostgresReplaySubject<String>(topic: topic, capacity: capacity, notificationKey: system == "signed" ? benchmarkKey : nil,
+                                  configuration: configuration, logger: logger)
+}
+
 // MARK: Receiver (the second process)
 
-/// `receive raw|ripple TOPIC COUNT`: prints `ready`, then `INDEX NANOSECONDS` per value, exits after COUNT.
+/// `receive raw|ripple|signed TOPIC COUNT`: prints `ready`, then `INDEX NANOSECONDS` per value, exits after COUNT.
 func receive(system: String, topic: String, count: Int) async throws {
     let received = Mutex(0)
     func got(_ text: String) -> Bool {
@@ -74,7 +85,7 @@ func receive(system: String, topic: String, count: Int) async throws {
         }
         try await connection.close()
     } else {
-        let feed = PostgresReplaySubject<String>(topic: topic, capacity: 1, configuration: configuration, logger: logger)
+        let feed = subject(system, topic: topic, capacity: 1)
         let group = ServiceGroup(services: [feed], gracefulShutdownSignals: [], logger: logger)
         let live = Mutex(false)
         _ = feed.connectionState.subscribeNext { state in
@@ -147,8 +158,7 @@ func measure(system: String, latencyValues: Int, throughputValues: Int, size: In
     let client: PostgresClient? = system == "raw" ? makeClient(pool: pool) : nil
     let clientRun: Task<Void, Never>? = client.map { client in Task { await client.run() } }
     let feed: PostgresReplaySubject<String>? = system == "raw" ? nil
-        : PostgresReplaySubject<String>(  // retains every value of a phase: a receiver behind misses nothing
-            topic: topic, capacity: max(latencyValues, throughputValues) + 1_000, configuration: configuration, logger: logger)
+        : subject(system, topic: topic, capacity: max(latencyValues, throughputValues) + 1_000)  // a receiver behind misses nothing
     if let client {
         try await client.query(
             "CREATE TABLE IF NOT EXISTS ripple_bench_raw (id bigserial PRIMARY KEY, topic text NOT NULL, payload text NOT NULL)",
@@ -225,15 +235,16 @@ func measure(system: String, latencyValues: Int, throughputValues: Int, size: In
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "receive" {
-    guard arguments.count == 4, let count = Int(arguments[3]) else { fail("receive raw|ripple TOPIC COUNT") }
+    guard arguments.count == 4, let count = Int(arguments[3]) else { fail("receive raw|ripple|signed TOPIC COUNT") }
     try await receive(system: arguments[1], topic: arguments[2], count: count)
     exit(0)
 }
 if arguments.first == "--help" || arguments.first == "-h" {
     printLine("""
         usage: ripple-feed-bench [--latency-values N] [--throughput-values N] [--payload BYTES] [--pool N]
-          Measures PostgresReplaySubject beside plain INSERT transactions through postgres-nio's
-          PostgresClient (the floor), two rounds alternating, against libpq's PGHOST/PGPORT/…:
+          Measures PostgresReplaySubject, without and with a NotificationKey, beside plain INSERT
+          transactions through postgres-nio's PostgresClient (the floor), two rounds alternating,
+          against libpq's PGHOST/PGPORT/…:
           p50/p99 latency at 1,000 values/s (default 1,000 values), throughput with 1 and 8
           concurrent senders (default 10,000 values each), payload size (default 100 bytes),
           the floor's pool size (default 2, the publisher's default).
@@ -259,10 +270,11 @@ while let option = rest.popFirst() {
 
 printLine("system,latency_p50_us,latency_p99_us,values_per_second_1_sender,values_per_second_8_senders")
 var results: [String: Figures] = [:]
-for system in ["raw", "ripple", "raw", "ripple"] {  // two rounds, alternating
+let names = ["raw": "postgres-nio INSERT transactions (floor)", "ripple": "PostgresReplaySubject (values read from the table)",
+             "signed": "PostgresReplaySubject with a NotificationKey (values in the signed notification)"]
+for system in ["raw", "ripple", "signed", "raw", "ripple", "signed"] {  // two rounds, alternating
     let figures = try await measure(system: system, latencyValues: latencyValues, throughputValues: throughputValues, size: size, pool: pool)
-    let name = system == "raw" ? "postgres-nio INSERT transactions (floor)" : "PostgresReplaySubject"
-    printLine("\(name),\(Int(figures.p50.rounded())),\(Int(figures.p99.rounded())),\(Int(figures.oneSender.rounded())),\(Int(figures.eightSenders.rounded()))")
+    printLine("\(names[system]!),\(Int(figures.p50.rounded())),\(Int(figures.p99.rounded())),\(Int(figures.oneSender.rounded())),\(Int(figures.eightSenders.rounded()))")
     if let best = results[system] {
         results[system] = Figures(
             p50: min(best.p50, figures.p50), p99: min(best.p99, figures.p99),
@@ -271,7 +283,10 @@ for system in ["raw", "ripple", "raw", "ripple"] {  // two rounds, alternating
         results[system] = figures
     }
 }
-let raw = results["raw"]!, ripple = results["ripple"]!
-printLine(String(format: "best of two: 8 senders %.0f values/s (%.2f x the floor's), 1 sender %.0f values/s (%.2f x), p99 latency at 1,000/s %.0f us (%.2f x the floor's)",
-             ripple.eightSenders, ripple.eightSenders / raw.eightSenders, ripple.oneSender, ripple.oneSender / raw.oneSender,
-             ripple.p99, ripple.p99 / raw.p99))
+let raw = results["raw"]!
+for system in ["ripple", "signed"] {
+    let ripple = results[system]!
+    printLine("best of two, \(system): " + String(format: "8 senders %.0f values/s (%.2f x the floor's, %.2f x its own 1 sender), 1 sender %.0f values/s (%.2f x), p50/p99 latency at 1,000/s %.0f/%.0f us (%.2f/%.2f x the floor's)",
+                     ripple.eightSenders, ripple.eightSenders / raw.eightSenders, ripple.eightSenders / ripple.oneSender,
+                     ripple.oneSender, ripple.oneSender / raw.oneSender, ripple.p50, ripple.p99, ripple.p50 / raw.p50, ripple.p99 / raw.p99))
+}

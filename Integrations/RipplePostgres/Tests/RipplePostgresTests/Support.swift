@@ -74,6 +74,31 @@ enum TestDatabase {
         return result
     }
 
+    /// The payloads of the notifications on `channel` while `body` runs, as any role that LISTENs
+    /// sees them (waits up to 10 s after `body` for the first one).
+    static func capture(channel: String, during body: () async throws -> Void) async throws -> [String] {
+        let connection = try await PostgresConnection.connect(
+            on: PostgresConnection.defaultEventLoopGroup.any(), configuration: try configuration, id: 98, logger: logger)
+        let payloads = Mutex<[String]>([])
+        let listening = Task {
+            try await connection.listen(on: channel) { notifications in
+                for try await notification in notifications { payloads.withLock { $0.append(notification.payload) } }
+            }
+        }
+        // Listening once a probe ("0": a hint at or below every cursor) comes back.
+        repeat {
+            try await sql("SELECT pg_notify(\(channel), '0')::text")
+        } while !(await eventually(2) { payloads.withLock { $0.contains("0") } })
+        payloads.withLock { $0.removeAll() }
+        try await body()
+        _ = await eventually(10) { !payloads.withLock { $0.isEmpty } }
+        try await Task.sleep(for: .milliseconds(100))
+        listening.cancel()
+        _ = await listening.result
+        try await connection.close()
+        return payloads.withLock { $0 }
+    }
+
     /// Terminates the listener connections of `topic`'s subjects; returns how many.
     static func terminateListeners(of topic: String) async throws -> Int {
         let name = String("ripple listener \(topic)".prefix(63))

@@ -3,11 +3,12 @@ extension SignalProtocol {
     /// when `timeSpan` has passed since it opened, whichever comes first (RxSwift's
     /// `buffer(timeSpan:count:scheduler:)`).
     ///
-    ///     source: -1-2-3-----4----|
-    ///     buffer: -----a-----b----|     (3, 50 ms: a = [1,2,3], b = [4])
+    ///     source: -1-23------4---|
+    ///     buffer: ----a---------b|     (3, 50 ms: a = [1,2,3], full at 40 ms; b = [4], at 140 ms)
     ///
-    /// The first window opens at subscription; each array sent opens the next, so a window
-    /// filled by `count` restarts the time span, as in RxSwift. A window that ends with no
+    /// The first window opens at subscription; each window's end opens the next, so a window
+    /// filled by `count` restarts the time span, as in RxSwift (above: the window after `a`
+    /// runs from 40 to 90 ms, and `b`'s from 90 to 140 ms). A window that ends with no
     /// values sends nothing and opens the next, as `buffer(timeSpan:on:)` does (RxSwift sends
     /// an empty array). Completion sends what is waiting, then completes; an error drops it.
     /// Arrays filled by `count` are sent at once on the source's thread, those ended by time on

@@ -3,7 +3,7 @@ extension SignalProtocol {
     /// `take(for:scheduler:)`).
     ///
     ///     source: -1-2-3-4-|
-    ///     result: -1-2-|           (50 ms)
+    ///     result: -1-2|            (40 ms)
     ///
     /// The timer runs on `scheduler` and its completion is sent from there; values the source
     /// sends at the very moment the timer is due pass if they come before it. Ending first

@@ -48,12 +48,15 @@ extension SignalProtocol {
 ///     append(v)         ── v joins the window; at `count` values the window is sent, the next opens
 ///     windowEnded(w)    ── window w's time is up: it is sent (if not empty), the next opens
 ///     timerScheduled(…) ── the timer of window w exists: kept if w is still open, else dropped
-///     finish(event)     ── the stream ends (completion sends the window first); nothing opens
+///     finish()          ── the stream ends (completion sends the window first); nothing opens
+///     takeTimer()       ── once ended: the last timer, handed over once to be disposed
 ///
 /// Invariants:
-/// 1. `window` counts the windows opened; only the open one's timer is kept (`timer`), and a
-///    timer of an older window finds `window` changed and does nothing.
-/// 2. Nothing changes after `finished`: no window opens, no timer is kept.
+/// 1. `window` counts the windows opened; `timer` is the latest window's timer scheduled (the
+///    open one's, or the one just ended until the next replaces it), and a timer of an older
+///    window finds `window` changed and does nothing.
+/// 2. Nothing changes after `finished`: no window opens, no new timer is kept (the last one
+///    stays until `takeTimer()` hands it over, exactly once).
 /// 3. Every transition that replaces or drops a timer returns it, for the driver to dispose
 ///    after unlocking (disposing a scheduler's action is user code).
 struct CountedBufferState<Value>: @unchecked Sendable {  // holds the values of the open window (Sendable, see the operator's constraint) and a timer; only under the driver's lock
@@ -102,21 +105,32 @@ struct CountedBufferState<Value>: @unchecked Sendable {  // holds the values of 
     }
 
     /// The stream ends (completion, an error, or a dispose): returns the values still waiting
-    /// (sent first on completion) and the timer to dispose.
-    mutating func finish() -> (values: [Value], timer: (any Disposable)?)? {
+    /// (sent first on completion), or nil if it had already ended. The timer stays until
+    /// `takeTimer()`: the subscription's end (a dispose) cancels it while the terminal event is
+    /// still being delivered.
+    mutating func finish() -> [Value]? {
         if finished { return nil }
         finished = true
-        defer { values = []; timer = nil }
-        return (values, timer)
+        defer { values = [] }
+        return values
     }
 
-    /// Ends the open window: its values go, the next window opens (invariant 1).
+    /// Once finished: hands over the last window's timer to dispose (nil if already handed over).
+    mutating func takeTimer() -> (any Disposable)? {
+        guard finished else { return nil }
+        defer { timer = nil }
+        return timer
+    }
+
+    /// Ends the open window: its values go, the next window opens (invariant 1). The ended
+    /// window's timer stays in `timer` until the next one replaces it (`timerScheduled`), so a
+    /// dispose during the delivery of this window's values still finds and cancels it; firing
+    /// meanwhile, it finds `window` changed.
     private mutating func closeWindow() -> Action {
         let full = values
         values = []
         window += 1
-        defer { timer = nil }
-        return Action(sent: full.isEmpty ? nil : full, open: window, cancel: timer)
+        return Action(sent: full.isEmpty ? nil : full, open: window)
     }
 }
 
@@ -137,11 +151,12 @@ final class CountedBufferDriver<Value>: Disposable, @unchecked Sendable {  // st
 
     var isDisposed: Bool { state.withLock { $0.finished } }
 
-    /// The subscription ended: the window's timer is cancelled, its values dropped.
+    /// The subscription ended (a dispose, or the terminal event's delivery): the window's timer
+    /// is cancelled, its values dropped.
     func dispose() {
-        let ended = state.withLock { $0.finish() }
-        ended?.timer?.dispose()
-        _ = ended  // the values are released outside the lock: their deinit is user code
+        let (dropped, timer) = state.withLock { state in (state.finish(), state.takeTimer()) }
+        timer?.dispose()
+        _ = dropped  // released outside the lock: their deinit is user code
     }
 
     func append(_ value: Value) {
@@ -153,17 +168,18 @@ final class CountedBufferDriver<Value>: Disposable, @unchecked Sendable {  // st
     }
 
     func finish(_ event: Event<[Value]>) {
-        let ended: (values: [Value], timer: (any Disposable)?)? = state.withLock { state in
-            guard let ended = state.finish() else { return nil }
-            if case .completed = event, !ended.values.isEmpty { forwarder.enqueue(.next(ended.values)) }
+        let ended: [Value]? = state.withLock { state in
+            guard let values = state.finish() else { return nil }
+            if case .completed = event, !values.isEmpty { forwarder.enqueue(.next(values)) }
             forwarder.enqueue(event)
-            return ended
+            return values
         }
         guard let ended else { return }
         forwarder.drain()
         // After delivering: nothing runs between the forwarder's enqueue and drain (a scheduler's
-        // disposable and a value's deinit are user code). A timer firing meanwhile finds `finished`.
-        ended.timer?.dispose()
+        // disposable and a value's deinit are user code). A timer firing meanwhile finds `finished`;
+        // the delivery's end of the subscription (`dispose()`) has most likely taken the timer already.
+        state.withLock { $0.takeTimer() }?.dispose()
         _ = ended
     }
 

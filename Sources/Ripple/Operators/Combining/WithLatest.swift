@@ -2,9 +2,9 @@ extension SignalProtocol {
     /// Pairs each value of `self` with the latest value of `other` (ReactiveSwift's
     /// `withLatest(from:)`, RxSwift's `withLatestFrom`).
     ///
-    ///     source: -1---2-3---|
-    ///     other:  ---a---b-|
-    ///     result: -----(2a)-(3a)---|
+    ///     source: -1---2-3---4|
+    ///     other:  ---a----b|
+    ///     result: -----(2a)-(3a)---(4b)|
     ///
     /// Values of `self` sent before `other` has sent one are dropped. Only `self` drives the
     /// result: it completes when `self` completes, and `other` completing only stops its latest

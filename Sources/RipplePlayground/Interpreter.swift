@@ -405,6 +405,33 @@ public final class Interpreter {
             // they just made is the one to count subscribers on, and `connect` no longer takes it.
             return connections.removeValue(forKey: letName)!.autoconnect()
         case .share: return signal.share()
+        case .withLatest(let other): return signal.withLatest(from: signals[other]!).map { "(\($0),\($1))" }
+        case .skipUntil(let other): return signal.skip(until: signals[other]!)
+        case .combinePrevious(let initial):
+            let pairs = initial.map { signal.combinePrevious($0) } ?? signal.combinePrevious()
+            return pairs.map { "(\($0),\($1))" }
+        case .zip4(let b, let c, let d):
+            return signal.zip(signals[b]!, signals[c]!, signals[d]!).map { "(\($0),\($1),\($2),\($3))" }
+        case .combineLatest4(let b, let c, let d):
+            return signal.combineLatest(signals[b]!, signals[c]!, signals[d]!).map { "(\($0),\($1),\($2),\($3))" }
+        case .takeLast(let n): return signal.take(last: n)
+        case .elementAt(let n): return signal.element(at: n)
+        case .takeWhileInclusive(let predicate):
+            return signal.tryMap { ($0, try predicate.test($0)) }.take(while: \.1, inclusive: true).map(\.0)
+        case .takeFor(let duration): return signal.take(for: duration, on: clock)
+        case .skipFor(let duration): return signal.skip(for: duration, on: clock)
+        case .throttleFirst(let duration): return signal.throttle(duration, latest: false, on: clock)
+        case .timeoutSwitching(let duration, let fallback): return signal.timeout(duration, on: clock, switchingTo: signals[fallback]!)
+        case .bufferTimeCount(let count, let span):
+            // buffer(timeSpan:count:on:) opens a window after each one, values or not: an interval
+            // of `span` beside it counts in the run's tick budget, as for `buffer DURATION`.
+            let buffered = signal.buffer(timeSpan: span, count: count, on: clock).map(Self.list)
+            let spans = ticks.limit(Signal<Int>.interval(span, on: clock).map(String.init))
+            return Signal { downstream in
+                let buffering = buffered.subscribe(downstream)
+                return CompoundDisposable([buffering, spans.subscribe(error: { downstream.sendError($0) })])
+            }
+        case .sampleDefault(let other, let value): return signal.sample(signals[other]!, default: value)
         }
     }
 

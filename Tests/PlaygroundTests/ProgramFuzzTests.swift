@@ -164,7 +164,7 @@ struct ProgramGenerator {
             var op = wide ? "merge" : randomOperator()
             if let combining = Self.combining.first(where: { op == $0 }) {
                 // zip and combineLatest take one or two other signals.
-                let arity = (op == "zip" || op == "combineLatest") && Bool.random(using: &random) ? 2 : 1
+                let arity = (op == "zip" || op == "combineLatest") ? Int.random(in: 1...3, using: &random) : 1
                 let others = (0..<arity).map { _ in wide ? source : signals.randomElement(using: &random)! }
                 let more = others.reduce(0) { $0 + paths(to: $1) }
                 if total + more > Script.maximumFanOut {
@@ -173,6 +173,9 @@ struct ProgramGenerator {
                     total += more
                     inputs += others
                     op = ([combining] + others).joined(separator: " ")
+                    // The forms with a trailing argument: a fallback's timeout, a sample's default.
+                    if combining == "timeoutFallback" { op = "timeout \(Int.random(in: 0...40, using: &random))ms \(others[0])" }
+                    if combining == "sample" && Bool.random(using: &random) { op += " \(value())" }
                 }
             }
             if op == "takeDuring" {
@@ -200,11 +203,11 @@ struct ProgramGenerator {
 
     /// The operators that read another signal of the script.
     static let combining = ["merge", "concat", "zip", "combineLatest", "takeUntil", "sample", "then", "catch",
-                            "flatMap", "concatMap", "flatMapLatest"]
+                            "flatMap", "concatMap", "flatMapLatest", "withLatest", "skipUntil", "timeoutFallback"]
 
     private mutating func randomOperator() -> String {
         let duration = "\(Int.random(in: 0...40, using: &random))ms"
-        switch Int.random(in: 0..<52, using: &random) {
+        switch Int.random(in: 0..<62, using: &random) {
         case 0: return "map +\(Int.random(in: -9...9, using: &random))"
         case 1: return "map *\(Int.random(in: -3...3, using: &random))"
         case 2: return "filter >\(Int.random(in: -5...20, using: &random))"
@@ -256,6 +259,17 @@ struct ProgramGenerator {
         case 46: return ["multicast subject", "multicast behavior \(value())", "multicast replay",
                          "multicast replay \(Int.random(in: 1...3, using: &random))"].randomElement(using: &random)!
         case 47: return "distinct ignoringCase"
+        case 48: return "withLatest"
+        case 49: return "skipUntil"
+        case 50: return "timeoutFallback"
+        case 51: return Bool.random(using: &random) ? "combinePrevious" : "combinePrevious \(value())"
+        case 52: return "takeLast \(Int.random(in: 0...4, using: &random))"
+        case 53: return "elementAt \(Int.random(in: 0...4, using: &random))"
+        case 54: return "takeFor \(duration)"
+        case 55: return "skipFor \(duration)"
+        case 56: return "takeWhile <\(Int.random(in: -5...20, using: &random)) inclusive"
+        case 57: return "throttle \(duration) first"
+        case 58: return "buffer \(Int.random(in: 1...4, using: &random)) \(Int.random(in: 1...40, using: &random))ms"
         default: return Bool.random(using: &random) ? "dematerialize" : "log"
         }
     }

@@ -42,6 +42,33 @@ extension SignalProtocol {
         }
     }
 
+    /// Sends each running accumulation, updating the accumulator in place (ReactiveSwift's
+    /// `scan(into:_:)`, as Swift's `reduce(into:_:)`); the seed itself is not sent.
+    ///
+    ///     source: -a-b-a-|
+    ///     scan:   -x-y-z-|    ([:], counting: x = [a:1], y = [a:1,b:1], z = [a:2,b:1])
+    ///
+    /// Mutating the accumulator avoids copying it for each value (an array or a dictionary
+    /// that grows); each value sent is a copy of the accumulator at that point. Errors and
+    /// completion pass through.
+    ///
+    ///     words.scan(into: [String: Int]()) { counts, word in counts[word, default: 0] += 1 }
+    ///
+    /// - Parameters:
+    ///   - initial: The accumulator before the first value.
+    ///   - accumulate: Updates the accumulator with one value.
+    /// - Returns: A signal of the accumulator after each value.
+    @inlinable
+    public func scan<A>(into initial: A, _ accumulate: @escaping (inout A, Value) -> Void) -> Signal<A> {
+        fuse { downstream in
+            let accumulator = StageState(initial)
+            return { value in
+                accumulate(&accumulator.value, value)
+                downstream.sendNext(accumulator.value)
+            }
+        }
+    }
+
     /// Sends the final accumulation once upstream completes (the seed for an empty source).
     ///
     ///     source: -1-2-3-|

@@ -260,7 +260,11 @@ struct Parser {
             if let n = signed(argument.text, prefix: "*") { return .mapMultiply(n) }
             throw cursor.failure(at: argument.column, "'map' takes +N or *N, found \(quoted(argument.text))")
         case "filter": return .filter(try predicate(&cursor, for: "filter"))
-        case "takeWhile": return .takeWhile(try predicate(&cursor, for: "takeWhile"))
+        case "takeWhile":
+            let test = try predicate(&cursor, for: "takeWhile")
+            guard let flag = cursor.peek(), flag.text == "inclusive", !flag.quoted else { return .takeWhile(test) }
+            cursor.advance()
+            return .takeWhileInclusive(test)
         case "skipWhile": return .skipWhile(try predicate(&cursor, for: "skipWhile"))
         case "compactMap":
             let argument = try cursor.next("'int' after 'compactMap'")
@@ -284,9 +288,16 @@ struct Parser {
         case "dematerialize": return .dematerialize
         case "startWith": return .startWith(try cursor.next("a value after 'startWith'").text)
         case "delay": return .delay(try duration(&cursor))
-        case "throttle": return .throttle(try duration(&cursor))
+        case "throttle":
+            let window = try duration(&cursor)
+            guard let flag = cursor.peek(), flag.text == "first", !flag.quoted else { return .throttle(window) }
+            cursor.advance()
+            return .throttleFirst(window)
         case "debounce": return .debounce(try duration(&cursor))
-        case "timeout": return .timeout(try duration(&cursor))
+        case "timeout":
+            let interval = try duration(&cursor)
+            guard let next = cursor.peek(), next.text != "|>" || next.quoted else { return .timeout(interval) }
+            return .timeoutSwitching(interval, fallback: try use(&cursor, where: \.isSignal, expected: "a signal or '|>'"))
         case "buffer":
             guard let argument = cursor.peek() else { throw cursor.failure(at: cursor.endColumn, "expected a count or a duration after 'buffer'") }
             if argument.text.last == "s" {
@@ -296,7 +307,10 @@ struct Parser {
             }
             let n = try count(&cursor, for: "buffer")
             guard n >= 1 else { throw cursor.failure(at: argument.column, "'buffer' takes a count of at least 1 or a duration, found '0'") }
-            return .bufferCount(n)
+            guard let spanToken = cursor.peek(), spanToken.text != "|>" || spanToken.quoted else { return .bufferCount(n) }
+            let span = try duration(&cursor)
+            guard span > .zero else { throw cursor.failure(at: spanToken.column, "'buffer' takes a duration above 0ms") }
+            return .bufferTimeCount(n, span)
         case "retry": return .retry(try count(&cursor, for: "retry"))
         case "merge": return .merge(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "concat": return .concat(try use(&cursor, where: \.isSignal, expected: "a signal"))
@@ -306,11 +320,18 @@ struct Parser {
                 return name.text == "zip" ? .zip(b) : .combineLatest(b)
             }
             let c = try use(&cursor, where: \.isSignal, expected: "a signal or '|>'")
-            return name.text == "zip" ? .zip3(b, c) : .combineLatest3(b, c)
+            guard let fourth = cursor.peek(), fourth.text != "|>" || fourth.quoted else {
+                return name.text == "zip" ? .zip3(b, c) : .combineLatest3(b, c)
+            }
+            let d = try use(&cursor, where: \.isSignal, expected: "a signal or '|>'")
+            return name.text == "zip" ? .zip4(b, c, d) : .combineLatest4(b, c, d)
         case "takeUntil": return .takeUntil(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "then": return .then(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "catch": return .catchTo(try use(&cursor, where: \.isSignal, expected: "a signal"))
-        case "sample": return .sample(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "sample":
+            let sampler = try use(&cursor, where: \.isSignal, expected: "a signal")
+            guard let value = label(&cursor) else { return .sample(sampler) }
+            return .sampleDefault(sampler, value: value)
         case "flatMap": return .flatMap(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "concatMap": return .concatMap(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "flatMapLatest": return .flatMapLatest(try use(&cursor, where: \.isSignal, expected: "a signal"))
@@ -349,6 +370,13 @@ struct Parser {
             default:
                 throw cursor.failure(at: kind.column, "'multicast' takes subject, behavior VALUE or replay [N], found \(quoted(kind.text))")
             }
+        case "withLatest": return .withLatest(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "skipUntil": return .skipUntil(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "combinePrevious": return .combinePrevious(label(&cursor))
+        case "takeLast": return .takeLast(try count(&cursor, for: "takeLast"))
+        case "elementAt": return .elementAt(try count(&cursor, for: "elementAt"))
+        case "takeFor": return .takeFor(try duration(&cursor))
+        case "skipFor": return .skipFor(try duration(&cursor))
         case "autoconnect": return .autoconnect
         case "replay": return .replay
         case "replayLast": return .replayLast

@@ -108,6 +108,15 @@ enum Operator {
     case deliverOn(bufferSize: Int?, overflow: DeliveryOverflow?)
     case replay, replayLast, replayLazily(Int?), publish, share
     case multicast(MulticastSubject), autoconnect
+    /// `withLatest NAME`: values `(a,b)`; `skipUntil NAME`; `combinePrevious [VALUE]`: values `(previous,current)`.
+    case withLatest(String), skipUntil(String), combinePrevious(String?)
+    /// `zip B C D` and `combineLatest B C D`: the four-signal forms, values `(a,b,c,d)`.
+    case zip4(String, String, String), combineLatest4(String, String, String)
+    /// `takeLast N`, `elementAt N`, `takeWhile PRED inclusive`, `takeFor DURATION`, `skipFor DURATION`.
+    case takeLast(Int), elementAt(Int), takeWhileInclusive(Predicate), takeFor(Duration), skipFor(Duration)
+    /// `throttle DURATION first`, `timeout DURATION NAME`, `buffer N DURATION`, `sample NAME VALUE`.
+    case throttleFirst(Duration), timeoutSwitching(Duration, fallback: String), bufferTimeCount(Int, Duration)
+    case sampleDefault(String, value: String)
 
     /// The other signals a combining operator reads (`merge NAME`, `zip B C` …).
     var arguments: [String] {
@@ -118,6 +127,10 @@ enum Operator {
             return [name]
         case .zip3(let b, let c), .combineLatest3(let b, let c):
             return [b, c]
+        case .withLatest(let name), .skipUntil(let name), .timeoutSwitching(_, let name), .sampleDefault(let name, _):
+            return [name]
+        case .zip4(let b, let c, let d), .combineLatest4(let b, let c, let d):
+            return [b, c, d]
         default: return []
         }
     }

@@ -60,6 +60,27 @@ struct OperatorCase: CustomTestStringConvertible, Sendable {
         .init("replayLazily") { s, clock in s.replayLazily().map { "\($0)" } },
         .init("takeDuring") { s, clock in s.take(during: keptAlive.lifetime).map { "\($0)" } },
         .init("log") { s, clock in s.log("t", output: { _ in }).map { "\($0)" } },
+        // Combining, slicing and time: withLatest(from:) … sample(_:default:).
+        .init("withLatest") { s, clock in s.withLatest(from: Signal.just(1)).map { "\($0)" } },
+        .init("combinePrevious") { s, clock in s.combinePrevious(0).map { "\($0)" } },
+        .init("combinePrevious()") { s, clock in s.combinePrevious().map { "\($0)" } },
+        .init("zip4") { s, clock in s.zip(Signal<Int>.never, Signal<Int>.never, Signal<Int>.never).map { "\($0)" } },
+        .init("zip5") { s, clock in s.zip(Signal<Int>.never, Signal<Int>.never, Signal<Int>.never, Signal<Int>.never).map { "\($0)" } },
+        .init("combineLatest4") { s, clock in s.combineLatest(Signal<Int>.never, Signal<Int>.never, Signal<Int>.never).map { "\($0)" } },
+        .init("combineLatest5") { s, clock in
+            s.combineLatest(Signal<Int>.never, Signal<Int>.never, Signal<Int>.never, Signal<Int>.never).map { "\($0)" }
+        },
+        .init("skipUntil") { s, clock in s.skip(until: Signal<Int>.never).map { "\($0)" } },
+        .init("takeLast") { s, clock in s.take(last: 2).map { "\($0)" } },
+        .init("takeWhileInclusive") { s, clock in s.take(while: { $0 < 5 }, inclusive: true).map { "\($0)" } },
+        .init("takeFor") { s, clock in s.take(for: .seconds(1), on: clock).map { "\($0)" } },
+        .init("skipFor") { s, clock in s.skip(for: .seconds(1), on: clock).map { "\($0)" } },
+        .init("elementAt") { s, clock in s.element(at: 1).map { "\($0)" } },
+        .init("scanInto") { s, clock in s.scan(into: 0) { $0 += $1 }.map { "\($0)" } },
+        .init("throttleFirst") { s, clock in s.throttle(.seconds(1), latest: false, on: clock).map { "\($0)" } },
+        .init("timeoutSwitching") { s, clock in s.timeout(.seconds(1), on: clock, switchingTo: Signal<Int>.never).map { "\($0)" } },
+        .init("bufferTimeCount") { s, clock in s.buffer(timeSpan: .seconds(1), count: 2, on: clock).map { "\($0)" } },
+        .init("sampleDefault") { s, clock in s.sample(Signal<Int>.never, default: 0).map { "\($0)" } },
     ]
 
     /// Every operator whose result's disposal disposes its upstream subscription.

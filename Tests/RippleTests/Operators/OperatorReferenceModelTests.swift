@@ -10,12 +10,15 @@ enum ModelOperator: String, CaseIterable, CustomTestStringConvertible, Sendable 
     case merge, concat, zip, combineLatest, flatMap, switchToLatest, concatMap
     case then, `catch`, catchTo, retry, takeUntil, sample
     case delay, debounce, throttle, bufferCount, bufferTimeSpan, timeout, deliverOn, subscribeOn
+    case withLatest, combinePrevious, scanInto, skipUntil, takeLast, takeWhileInclusive, elementAt
+    case takeFor, skipFor, throttleFirst, timeoutSwitching, bufferTimeCount, sampleDefault
 
     var testDescription: String { rawValue }
 
     var sources: Int {
         switch self {
         case .merge, .concat, .then, .zip, .combineLatest, .catch, .catchTo, .takeUntil, .sample: 2
+        case .withLatest, .skipUntil, .timeoutSwitching, .sampleDefault: 2
         case .flatMap, .switchToLatest, .concatMap, .retry: 3
         default: 1
         }
@@ -79,6 +82,19 @@ enum ModelOperator: String, CaseIterable, CustomTestStringConvertible, Sendable 
         case .timeout: return s[0].timeout(interval, on: clock).map(text)
         case .deliverOn: return s[0].deliver(on: clock).map(text)
         case .subscribeOn: return s[0].subscribe(on: clock).map(text)
+        case .withLatest: return s[0].withLatest(from: s[1]).map { "(\($0),\($1))" }
+        case .combinePrevious: return s[0].combinePrevious(7).map { "(\($0),\($1))" }
+        case .scanInto: return s[0].scan(into: 0) { $0 += $1 }.map(text)
+        case .skipUntil: return s[0].skip(until: s[1]).map(text)
+        case .takeLast: return s[0].take(last: p.count).map(text)
+        case .takeWhileInclusive: return s[0].take(while: { $0 < 3 }, inclusive: true).map(text)
+        case .elementAt: return s[0].element(at: p.count).map(text)
+        case .takeFor: return s[0].take(for: interval, on: clock).map(text)
+        case .skipFor: return s[0].skip(for: interval, on: clock).map(text)
+        case .throttleFirst: return s[0].throttle(interval, latest: false, on: clock).map(text)
+        case .timeoutSwitching: return s[0].timeout(interval, on: clock, switchingTo: s[1]).map(text)
+        case .bufferTimeCount: return s[0].buffer(timeSpan: interval, count: 2, on: clock).map { "\($0)" }
+        case .sampleDefault: return s[0].sample(s[1], default: 9).map(text)
         }
     }
 }

@@ -348,6 +348,145 @@ extension ModelOperator {
                     }
                 }
             }
+        case .withLatest:
+            var latest: Int?
+            w.subscribe(1) { event in
+                switch event {
+                case .next(let value): latest = value
+                case .error: w.end(event)
+                case .completed: break  // the last value keeps being paired
+                }
+            }
+            w.subscribe(0) { event in
+                guard case .next(let value) = event else { return w.end(event) }
+                if let latest { w.emit("(\(value),\(latest))") }
+            }
+        case .combinePrevious:
+            var previous = 7
+            w.subscribe(0) { event in
+                guard case .next(let value) = event else { return w.end(event) }
+                let pair = "(\(previous),\(value))"
+                previous = value
+                w.emit(pair)
+            }
+        case .scanInto:
+            var sum = 0
+            w.subscribe(0, w.passing { sum += $0; return sum })
+        case .skipUntil:
+            var gate = "waiting"
+            var trigger = -1
+            trigger = w.subscribe(1) { event in
+                if gate == "open" { return }  // its subscription ended with its first value
+                switch event {
+                case .next:
+                    if gate == "waiting" { gate = "open" }
+                    w.unsubscribe(trigger)
+                case .completed: if gate == "waiting" { gate = "shut" }
+                case .error: w.end(event)
+                }
+            }
+            w.subscribe(0) { event in
+                guard case .next(let value) = event else { return w.end(event) }
+                if gate == "open" { w.emit("\(value)") }
+            }
+        case .takeLast:
+            var values: [Int] = []
+            w.subscribe(0) { event in
+                switch event {
+                case .next(let value): values.append(value)
+                case .error: w.end(event)
+                case .completed:
+                    for value in values.suffix(p.count) { w.emit("\(value)") }
+                    w.end(.completed)
+                }
+            }
+        case .takeWhileInclusive:
+            w.subscribe(0) { event in
+                guard case .next(let value) = event else { return w.end(event) }
+                w.emit("\(value)")
+                if value >= 3 { w.end(.completed) }
+            }
+        case .elementAt:
+            var seen = 0
+            w.subscribe(0) { event in
+                switch event {
+                case .next(let value):
+                    if seen == p.count {
+                        w.emit("\(value)")
+                        w.end(.completed)
+                    }
+                    seen += 1
+                case .error: w.end(event)
+                case .completed:
+                    w.end(.error("no value at index \(p.count): the signal completed after \(seen) value\(seen == 1 ? "" : "s")"))
+                }
+            }
+        case .takeFor:
+            w.schedule(after: d) { w.end(.completed) }
+            w.subscribe(0, w.passing())
+        case .skipFor:
+            var isOpen = false
+            w.schedule(after: d) { isOpen = true }
+            w.subscribe(0, w.passing { isOpen ? $0 : nil })
+        case .throttleFirst:
+            var isOpen = false
+            w.subscribe(0) { event in
+                guard case .next(let value) = event else { return w.end(event) }
+                if isOpen { return }
+                isOpen = true
+                w.emit("\(value)")
+                w.schedule(after: d) { isOpen = false }
+            }
+        case .timeoutSwitching:
+            var switched = false
+            var source = -1
+            w.schedule(after: d) {
+                switched = true
+                w.unsubscribe(source)
+                w.subscribe(1, w.passing())
+            }
+            source = w.subscribe(0) { event in
+                if !switched { w.passing()(event) }
+            }
+        case .bufferTimeCount:
+            var buffer: [Int] = []
+            var window = 0
+            func open() {
+                window += 1
+                let mine = window
+                w.schedule(after: d) {
+                    guard mine == window else { return }
+                    let span = buffer
+                    buffer = []  // before sending: a value sent back during the delivery joins the next window
+                    open()
+                    if !span.isEmpty { w.emit("\(span)") }
+                }
+            }
+            open()
+            w.subscribe(0) { event in
+                switch event {
+                case .next(let value):
+                    buffer.append(value)
+                    if buffer.count == 2 {
+                        let full = buffer
+                        buffer = []
+                        open()
+                        w.emit("\(full)")
+                    }
+                case .completed:
+                    if !buffer.isEmpty { w.emit("\(buffer)") }
+                    w.end(.completed)
+                case .error: w.end(event)
+                }
+            }
+        case .sampleDefault:
+            var latest = 9
+            w.subscribe(0) { event in
+                if case .next(let value) = event { latest = value } else { w.end(event) }
+            }
+            w.subscribe(1) { event in
+                if case .next = event { w.emit("\(latest)") } else { w.end(event) }
+            }
         }
     }
 }

@@ -11,6 +11,7 @@ final class Payload: @unchecked Sendable {  // immutable
 /// The operators that schedule work on a scheduler, each built over a subject of payloads.
 enum SchedulingOperator: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case delay, debounce, throttle, bufferTimeSpan, timeout, sample, interval, timer, deliverOn, subscribeOn
+    case throttleFirst, timeoutSwitching, bufferTimeCount, takeFor, skipFor, sampleDefault
 
     var testDescription: String { rawValue }
 
@@ -27,6 +28,12 @@ enum SchedulingOperator: String, CaseIterable, CustomTestStringConvertible, Send
         case .timer: return source.merge(Signal<Int>.timer(interval, on: clock).map { Payload($0) }).map { $0 }
         case .deliverOn: return source.deliver(on: clock).map { $0 }
         case .subscribeOn: return source.subscribe(on: clock).map { $0 }
+        case .throttleFirst: return source.throttle(interval, latest: false, on: clock).map { $0 }
+        case .timeoutSwitching: return source.timeout(interval, on: clock, switchingTo: Signal<Payload>.never).map { $0 }
+        case .bufferTimeCount: return source.buffer(timeSpan: interval, count: 5, on: clock).map { $0 }
+        case .takeFor: return source.take(for: interval, on: clock).map { $0 }
+        case .skipFor: return source.skip(for: interval, on: clock).map { $0 }
+        case .sampleDefault: return source.sample(Signal<Int>.interval(interval, on: clock), default: Payload(0)).map { $0 }
         }
     }
 }

@@ -34,6 +34,42 @@ extension SignalProtocol {
             .map { ($0[0] as! Value, $0[1] as! B.Value, $0[2] as! C.Value) }
     }
 
+    /// Combines the latest values of four signals whenever any sends, once all have.
+    ///
+    ///     source: -1-----2---|
+    ///     b:      --x--------|
+    ///     c:      ---p-------|
+    ///     d:      ----u---v--|
+    ///     result: ----a--bc--|   (a = (1,x,p,u), b = (2,x,p,u), c = (2,x,p,v))
+    ///
+    /// Completes when all four have completed, or at once when one completes without ever
+    /// sending; the first error is forwarded (as `combineLatest(_:)`).
+    ///
+    ///     host.combineLatest(port, user, password)   // Signal<(String, Int, String, String)>
+    public func combineLatest<B: SignalProtocol, C: SignalProtocol, D: SignalProtocol>(
+        _ b: B, _ c: C, _ d: D
+    ) -> Signal<(Value, B.Value, C.Value, D.Value)> {
+        Signal<Any>.combineLatest([erased(), b.erased(), c.erased(), d.erased()])
+            .map { ($0[0] as! Value, $0[1] as! B.Value, $0[2] as! C.Value, $0[3] as! D.Value) }
+    }
+
+    /// Combines the latest values of five signals whenever any sends, once all have.
+    ///
+    ///     source: -1---2-|
+    ///     b … e:  --x----|   (each sends one value, by 20 ms)
+    ///     result: --a--b-|   (a = (1,x,…), b = (2,x,…))
+    ///
+    /// Completes when all five have completed, or at once when one completes without ever
+    /// sending; the first error is forwarded (as `combineLatest(_:)`).
+    ///
+    ///     a.combineLatest(b, c, d, e)   // Signal<(A, B, C, D, E)>
+    public func combineLatest<B: SignalProtocol, C: SignalProtocol, D: SignalProtocol, E: SignalProtocol>(
+        _ b: B, _ c: C, _ d: D, _ e: E
+    ) -> Signal<(Value, B.Value, C.Value, D.Value, E.Value)> {
+        Signal<Any>.combineLatest([erased(), b.erased(), c.erased(), d.erased(), e.erased()])
+            .map { ($0[0] as! Value, $0[1] as! B.Value, $0[2] as! C.Value, $0[3] as! D.Value, $0[4] as! E.Value) }
+    }
+
     /// `self` with its values boxed as `Any`, so signals of different types can be combined.
     func erased() -> any SignalProtocol<Any> {
         map { $0 as Any }

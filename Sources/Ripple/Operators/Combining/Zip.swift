@@ -32,6 +32,42 @@ extension SignalProtocol {
         Signal<Any>.zip([erased(), b.erased(), c.erased()])
             .map { ($0[0] as! Value, $0[1] as! B.Value, $0[2] as! C.Value) }
     }
+
+    /// Combines the n-th values of four signals.
+    ///
+    ///     source: -1---2---|
+    ///     b:      --x---y--|
+    ///     c:      ---p---q-|
+    ///     d:      ----u---v|
+    ///     zip:    ----a---b|    (a = (1,x,p,u), b = (2,y,q,v))
+    ///
+    /// Values wait until all four have sent their n-th; completes once a completed signal has
+    /// no waiting value left; the first error is forwarded (as `zip(_:)`).
+    ///
+    ///     name.zip(age, city, email)   // Signal<(String, Int, String, String)>
+    public func zip<B: SignalProtocol, C: SignalProtocol, D: SignalProtocol>(
+        _ b: B, _ c: C, _ d: D
+    ) -> Signal<(Value, B.Value, C.Value, D.Value)> {
+        Signal<Any>.zip([erased(), b.erased(), c.erased(), d.erased()])
+            .map { ($0[0] as! Value, $0[1] as! B.Value, $0[2] as! C.Value, $0[3] as! D.Value) }
+    }
+
+    /// Combines the n-th values of five signals.
+    ///
+    ///     source: -1----|
+    ///     b … e:  --x---|   (each sends one value, at 20 ms)
+    ///     zip:    --a---|   (a = the five first values, once the last of them arrives)
+    ///
+    /// Values wait until all five have sent their n-th; completes once a completed signal has
+    /// no waiting value left; the first error is forwarded (as `zip(_:)`).
+    ///
+    ///     a.zip(b, c, d, e)   // Signal<(A, B, C, D, E)>
+    public func zip<B: SignalProtocol, C: SignalProtocol, D: SignalProtocol, E: SignalProtocol>(
+        _ b: B, _ c: C, _ d: D, _ e: E
+    ) -> Signal<(Value, B.Value, C.Value, D.Value, E.Value)> {
+        Signal<Any>.zip([erased(), b.erased(), c.erased(), d.erased(), e.erased()])
+            .map { ($0[0] as! Value, $0[1] as! B.Value, $0[2] as! C.Value, $0[3] as! D.Value, $0[4] as! E.Value) }
+    }
 }
 
 /// The state of one `zip` subscription: a queue of waiting values per source.

@@ -58,9 +58,37 @@ extension SignalProtocol {
     ///     sampler: ---x-x---x-|
     ///     sample:  ---2-2---3-|
     public func sample<Sampler: SignalProtocol>(_ sampler: Sampler) -> Signal<Value> {
+        sample(sampler, startingWith: nil)
+    }
+
+    /// Sends the latest value of `self` each time `sampler` sends, and `initial` for the ticks
+    /// before `self` has sent a value.
+    ///
+    ///     source:  ---1---2---|
+    ///     sampler: -x---x---x-|
+    ///     sample:  -0---1---2-|    (default 0)
+    ///
+    /// Otherwise `sample(_:)`: the latest value is sent again at every tick until a newer one
+    /// comes (RAC's `sample:`), so `initial` stands only for the ticks before the first value.
+    /// RxSwift's `sample(_:defaultValue:)` differs: it sends only values new since the last
+    /// tick, and its default for every tick without one. Completes when either completes;
+    /// errors from either are forwarded.
+    ///
+    ///     temperature.sample(everySecond, default: .nan)   // a reading each second, from the first
+    ///
+    /// - Parameters:
+    ///   - sampler: The signal whose values ask for a sample.
+    ///   - initial: What a tick sends before `self` has sent a value.
+    /// - Returns: A signal of one value per tick of `sampler`.
+    public func sample<Sampler: SignalProtocol>(_ sampler: Sampler, default initial: Value) -> Signal<Value> {
+        sample(sampler, startingWith: initial)
+    }
+
+    /// `sample(_:)` whose latest value starts as `initial` (nil: no tick sends until `self` has sent).
+    private func sample<Sampler: SignalProtocol>(_ sampler: Sampler, startingWith initial: Value?) -> Signal<Value> {
         Signal { downstream in
             let forwarder = SerialForwarder(downstream)
-            let latest = Lock(UncheckedSendable<Value?>(nil))
+            let latest = Lock(UncheckedSendable<Value?>(initial))
             // Each subscription joins this one before its producer runs (`subscribe(linking:)`):
             // ending it while either sends synchronously stops that one at once.
             self.subscribe(

@@ -7,9 +7,37 @@ extension SignalProtocol {
     ///
     /// Completion sends a value still waiting, then completes; an error drops it and is
     /// forwarded at once. Values are delivered on `scheduler` after the first of each burst.
+    /// The same as `throttle(interval, latest: true, on: scheduler)`.
     public func throttle(_ interval: Duration, on scheduler: any Scheduler) -> Signal<Value> where Value: Sendable {
+        throttle(interval, latest: true, on: scheduler)
+    }
+
+    /// Sends a value at once, then at most one value per `interval`: with `latest`, the latest
+    /// one that arrived during the interval, at its end; without, none — the first value of each
+    /// window is the only one sent (RxSwift's `throttle(_:latest:scheduler:)`).
+    ///
+    ///     source:   -a-b-c------d---|
+    ///     latest:   -a--b--c----d---|     (30 ms, latest: true)
+    ///     first:    -a---c------d---|     (30 ms, latest: false)
+    ///
+    /// A window opens when a value is sent and lasts `interval`. With `latest: true` a value
+    /// waiting at the window's end is sent then and opens the next window; completion sends a
+    /// value still waiting, then completes; an error drops it and is forwarded at once. With
+    /// `latest: false` values that arrive while a window is open are dropped: nothing ever
+    /// waits, and every value is sent at once, on the source's thread; completion and errors
+    /// are forwarded at once.
+    ///
+    ///     button.taps.throttle(.milliseconds(500), latest: false, on: scheduler)   // no double submits
+    ///
+    /// - Parameters:
+    ///   - interval: How long a window lasts after a value is sent.
+    ///   - latest: Whether the latest value of a window is sent at its end (`true`) or dropped.
+    ///   - scheduler: The clock that times the windows (and, with `latest`, delivers the values
+    ///     sent at a window's end).
+    /// - Returns: A signal of at most one value per `interval`.
+    public func throttle(_ interval: Duration, latest: Bool, on scheduler: any Scheduler) -> Signal<Value> where Value: Sendable {
         Signal { downstream in
-            let driver = ThrottleDriver<Value>(interval: interval, scheduler: scheduler, downstream: downstream)
+            let driver = ThrottleDriver<Value>(interval: interval, latest: latest, scheduler: scheduler, downstream: downstream)
             // The driver's part joins this subscription before anything runs, then the source's
             // subscription before its producer runs (`subscribe(linking:)`): ending this
             // subscription while a synchronous source sends stops it at once.
@@ -25,7 +53,7 @@ extension SignalProtocol {
 }
 
 /// One `throttle` subscription: whether a window is open and the latest value waiting for its end.
-final class ThrottleDriver<Value>: @unchecked Sendable {  // state behind its lock; only throttle(_:on:) makes one, and it requires Sendable values
+final class ThrottleDriver<Value>: @unchecked Sendable {  // state behind its lock; only throttle(_:latest:on:) makes one, and it requires Sendable values
     /// Guarded by `state`.
     private struct State: @unchecked Sendable {  // holds Sendable values (see throttle's constraint) and the subscriber, only under the lock
         var isWindowOpen = false
@@ -34,14 +62,18 @@ final class ThrottleDriver<Value>: @unchecked Sendable {  // state behind its lo
     }
 
     private let interval: Duration
+    /// Whether a value arriving during a window waits for its end (`throttle(latest: true)`)
+    /// or is dropped.
+    private let latest: Bool
     private let scheduler: any Scheduler
     private let forwarder: SerialForwarder<Value>
     private let state = Lock(State())
     /// The timer that closes the current window.
     let window = SerialDisposable()
 
-    init(interval: Duration, scheduler: any Scheduler, downstream: any SubscriberProtocol<Value>) {
+    init(interval: Duration, latest: Bool, scheduler: any Scheduler, downstream: any SubscriberProtocol<Value>) {
         self.interval = interval
+        self.latest = latest
         self.scheduler = scheduler
         forwarder = SerialForwarder(downstream)
     }
@@ -52,8 +84,11 @@ final class ThrottleDriver<Value>: @unchecked Sendable {  // state behind its lo
         let opened = state.withLock { state in
             if state.finished { return false }
             if state.isWindowOpen {
-                replaced = state.waiting
-                state.waiting = value
+                // Without `latest` nothing waits: the value is dropped (released with the call).
+                if latest {
+                    replaced = state.waiting
+                    state.waiting = value
+                }
                 return false
             }
             state.isWindowOpen = true

@@ -91,6 +91,43 @@ extension Database {
             await publisher.close()
         }
 
+        @Test func aSendWhoseCommitFailsThrowsInsteadOfReturningASequence() async throws {
+            // A deferred constraint trigger fails at commit, after the statement itself completed:
+            // PostgreSQL answers the statement (CommandComplete) before it commits an implicit
+            // transaction, so a publisher that took that answer as the commit would report a
+            // value that was never committed.
+            let topic = TestDatabase.topic("commit-fails")
+            try await TestDatabase.sql("""
+                CREATE OR REPLACE FUNCTION ripple_test_refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF NEW.topic LIKE 'test-commit-fails-%' THEN RAISE EXCEPTION 'refused at commit'; END IF;
+                    RETURN NULL;
+                END $$
+                """)
+            try await TestDatabase.sql("DROP TRIGGER IF EXISTS ripple_test_refuse_at_commit ON ripple_values")
+            try await TestDatabase.sql("""
+                CREATE CONSTRAINT TRIGGER ripple_test_refuse_at_commit AFTER INSERT ON ripple_values
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ripple_test_refuse_at_commit()
+                """)
+            let publisher = Publisher(configuration: try TestDatabase.configuration, logger: TestDatabase.logger, maxConnections: 1)
+            let channel = PostgresReplaySubject<Int>.channel(for: topic)
+            var sequence: Int64?
+            var failure: (any Error)?
+            do {
+                sequence = try await publisher.publish(topic: topic, channel: channel, json: "1", capacity: 10, maxAge: nil)
+            } catch {
+                failure = error
+            }
+            try await TestDatabase.sql("DROP TRIGGER ripple_test_refuse_at_commit ON ripple_values")
+            #expect(sequence == nil && failure != nil, "a send returned \(sequence.map(String.init) ?? "nil") for a value never committed")
+            let stored = try await TestDatabase.sql("SELECT count(*)::text FROM ripple_values WHERE topic = \(topic)")
+            #expect(stored == ["0"])
+            // The publisher goes on: the next send commits.
+            let next = try await publisher.publish(topic: topic, channel: channel, json: "2", capacity: 10, maxAge: nil)
+            #expect(next == 1)
+            await publisher.close()
+        }
+
         @Test func aThousandValuesFedFromASynchronousSignalCommitInOrder() async throws {
             let topic = TestDatabase.topic("feeding")
             let subject = PostgresReplaySubject<Int>(

@@ -394,9 +394,26 @@ public final class PostgresTopics: Service, Sendable {
         while true {
             do { try await Task.sleep(for: heartbeat) } catch { return }
             let answered = await withTaskGroup(of: Bool.self) { probe in
-                probe.addTask { [logger] in
+                probe.addTask { [logger, self] in
                     do {
-                        for try await _ in try await guarded.query("SELECT 1", logger: logger) {}
+                        // The probe reads the heads of the topics caught up on this connection:
+                        // a head below the cursor means the topic was reset (rows deleted, a
+                        // restore), and its new values' hints would look stale for ever.
+                        let cursors = router.withLock { $0.cursors() }
+                        if cursors.isEmpty {
+                            for try await _ in try await guarded.query("SELECT 1", logger: logger) {}
+                            return true
+                        }
+                        let cursorOf = Dictionary(cursors.map { ($0.topic, $0.cursor) }, uniquingKeysWith: max)
+                        let topics = Array(cursorOf.keys)
+                        var behind: Set<String> = []
+                        for try await (topic, head) in try await guarded.query(
+                            "SELECT t, coalesce(r.head, 0) FROM unnest(\(topics)::text[]) AS t LEFT JOIN ripple_topics r ON r.topic = t",
+                            logger: logger
+                        ).decode((String, Int64).self) {
+                            if let cursor = cursorOf[topic], head < cursor { behind.insert(topic) }
+                        }
+                        if !behind.isEmpty { router.withLock { $0.reread(topics: behind) } }
                         return true
                     } catch {
                         return false
@@ -584,6 +601,25 @@ struct Router {
             return (entry.feed, !entry.hints.caughtUp, work)
         }
         return nil
+    }
+
+    /// The topics caught up on this connection, and their cursors (for the heartbeat's check).
+    func cursors() -> [(topic: String, cursor: Int64)] {
+        entries.values.compactMap { entry in
+            guard entry.hints.caughtUp, let cursor = entry.hints.cursor else { return nil }
+            return (entry.feed.topic, cursor)
+        }
+    }
+
+    /// Reads `topics` again (the heartbeat saw their head below the cursor: the read reports
+    /// `cursorAhead`).
+    mutating func reread(topics: Set<String>) {
+        for (id, entry) in entries where topics.contains(entry.feed.topic) {
+            let before = entry.hints.inlineBytes
+            let outcome = entries[id]!.hints.want()
+            inlineBytes -= before
+            if outcome == .queue { appendToQueue(id) }
+        }
     }
 
     /// The reader has read `feed` up to `cursor`.

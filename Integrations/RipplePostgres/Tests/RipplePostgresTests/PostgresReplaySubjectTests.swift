@@ -290,6 +290,30 @@ extension Database {
             }
         }
 
+        @Test func aTopicResetWhileLiveEndsTheSubjectWithCursorAheadWithinAHeartbeat() async throws {
+            // The topic's rows are deleted (a reset, a restore) while an instance is live: the
+            // next value gets sequence 1 again, whose hint is at or below the cursor. Without a
+            // check the instance would drop every new value in silence.
+            let topic = TestDatabase.topic("reset")
+            let feed = try subject(topic, heartbeat: .milliseconds(200), of: Int.self)
+            let received = Recorder<Int>()
+            received.attach(feed)
+            let running = try await Running(feed)
+            for i in 1...3 { try await feed.send(i) }
+            #expect(await eventually(60) { received.values == [1, 2, 3] })
+            try await TestDatabase.sql("DELETE FROM ripple_values WHERE topic = \(topic) RETURNING seq::text")
+            try await TestDatabase.sql("DELETE FROM ripple_topics WHERE topic = \(topic) RETURNING head::text")
+            try await feed.send(10)
+            #expect(await eventually(60) { !received.errors.isEmpty })
+            guard case .cursorAhead(_, 3, 1)? = received.errors.first as? PostgresReplayError else {
+                Issue.record("expected cursorAhead after 3 at head 1, got \(received.errors)")
+                await running.stop()
+                return
+            }
+            #expect(received.values == [1, 2, 3])
+            await running.stop()
+        }
+
         @Test func aServerClockSteppingBackKeepsAgesInSequenceOrder() async throws {
             // created_at is taken under the topic's lock and never goes behind the previous value's:
             // emulate a server clock that ran 10 s ahead for value 3, then stepped back.

@@ -11,20 +11,26 @@ import Foundation
 /// (PostgreSQL gives out the sequences, so only the server knows what to sign). A listener
 /// with the same key checks the signature and delivers the values from the notification; one
 /// that fails the check (forged, or another key) is counted in `PostgresTopics.Statistics.rejected`
-/// and treated as a hint. A batch too large for a notification (about 7,800 bytes of JSON), or
-/// one that does not follow the last value delivered, is read from the table as before.
+/// and treated as a hint. A batch too large for a notification (7,700 bytes of JSON), one that
+/// does not follow the last value delivered, or one committed more than a minute ago (a replay),
+/// is read from the table as before.
 ///
-/// The key travels to the server as a statement parameter (its two HMAC pad blocks) on the
-/// publishing connection: keep it from roles that may read the server's statement logs with
-/// parameters. A listener without a key still works beside publishers that have one (their
-/// notifications are hints to it), and so does a publisher without a key beside listeners
-/// that have one.
+/// Know what it grants (the package README's trust model has the details):
+/// - the key is a right to publish: whoever holds it can sign a notification, and `pg_notify`
+///   needs no grant — give it only to instances you would let publish;
+/// - the values travel in notifications, which any role that can connect may `LISTEN` to;
+/// - the key travels to the server as statement parameters (its two HMAC pad blocks): use TLS
+///   or a Unix socket, and keep statement logs with parameters from roles that should not
+///   publish.
+///
+/// A listener without a key still works beside publishers that have one (their notifications
+/// are hints to it), and so does a publisher without a key beside listeners that have one.
 ///
 ///     let key = try NotificationKey(base64: secret)   // at least 32 bytes, the same in every instance
 ///     let topics = PostgresTopics(name: "orders-service", configuration: config, logger: logger, notificationKey: key)
 ///
-/// `description` never shows the secret.
-public struct NotificationKey: Sendable, CustomStringConvertible {
+/// `description` and `dump` never show the secret.
+public struct NotificationKey: Sendable, CustomStringConvertible, CustomReflectable {
     /// The key, as HMAC-SHA256 uses it (`SymmetricKey`).
     let key: SymmetricKey
     /// HMAC's inner and outer pad blocks (the key, hashed if longer than 64 bytes, padded with
@@ -58,6 +64,9 @@ public struct NotificationKey: Sendable, CustomStringConvertible {
 
     /// `NotificationKey(…)`: never the secret.
     public var description: String { "NotificationKey(…)" }
+
+    /// No children: `dump` and debuggers show nothing of the secret.
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
 
     /// Whether `mac` (64 hexadecimal digits) is this key's signature of `message`, in constant time.
     func authenticates(_ message: [UInt8], mac: Substring.UTF8View) -> Bool {

@@ -50,10 +50,10 @@ enum NotificationPayload: Equatable, Sendable {
     static let domain = "ripple-v1"
 
     /// The most values one signed batch may announce (the publisher's batch limit).
-    static let maximumCount = 1_000
+    static var maximumCount: Int { Publisher.batchLimit }
 
-    /// Parses `payload`: digits, spaces and the fields above exactly, nothing else. Looks at the
-    /// header only (at most about 130 bytes); the body is kept as a slice, not copied.
+    /// Parses `payload`: digits, spaces and the fields above exactly, nothing else. The body is
+    /// kept as a slice, not copied.
     init(_ payload: String) {
         let fields = payload.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: false)
         guard let last = Self.sequence(fields[0]) else {

@@ -332,10 +332,15 @@ public final class PostgresTopics: Service, Sendable {
                     let payload = NotificationPayload(notification.payload)
                     // A signed batch is checked outside the lock (HMAC over up to 8 KB), against
                     // each topic on the channel (one, unless two topics' hashes collide).
-                    var verified: ObjectIdentifier?
+                    var verified: Set<ObjectIdentifier> = []
                     if case .signed(let batch) = payload, let key = notificationKey {
                         let candidates = router.withLock { $0.topics(on: channel) }
-                        verified = candidates.first { batch.verified(by: key, topic: $0.topic) }?.id
+                        var checked: [String: Bool] = [:]
+                        for candidate in candidates {
+                            let valid = checked[candidate.topic] ?? batch.verified(by: key, topic: candidate.topic)
+                            checked[candidate.topic] = valid
+                            if valid { verified.insert(candidate.id) }
+                        }
                     }
                     let rejected = router.withLock {
                         $0.notified(channel, payload, signedFor: verified, keyed: notificationKey != nil)
@@ -369,7 +374,9 @@ public final class PostgresTopics: Service, Sendable {
                         logger.trace("reading", metadata: ["ripple.topic": "\(Untrusted.escaped(feed.topic))"])
                         cursor = try await feed.read(on: connection)
                     case .deliver(let batches):
-                        cursor = try await feed.deliver(batches, on: connection)
+                        let outcome = try await feed.deliver(batches, on: connection)
+                        cursor = outcome.cursor
+                        router.withLock { $0.delivered(signed: outcome.signed, reads: outcome.reads) }
                     }
                     router.withLock { $0.read(feed, upTo: cursor) }
                     if catchingUp {
@@ -401,18 +408,28 @@ public final class PostgresTopics: Service, Sendable {
                         // restore), and its new values' hints would look stale for ever.
                         let cursors = router.withLock { $0.cursors() }
                         if cursors.isEmpty {
-                            for try await _ in try await guarded.query("SELECT 1", logger: logger) {}
+                            for try await epoch in try await guarded.query(
+                                "SELECT extract(epoch FROM clock_timestamp())::float8", logger: logger
+                            ).decode(Double.self) {
+                                for feed in router.withLock({ $0.feeds }) { feed.synchronize(databaseEpoch: epoch) }
+                            }
                             return true
                         }
                         let cursorOf = Dictionary(cursors.map { ($0.topic, $0.cursor) }, uniquingKeysWith: max)
                         let topics = Array(cursorOf.keys)
                         var behind: Set<String> = []
-                        for try await (topic, head) in try await guarded.query(
-                            "SELECT t, coalesce(r.head, 0) FROM unnest(\(topics)::text[]) AS t LEFT JOIN ripple_topics r ON r.topic = t",
+                        var epoch: Double?
+                        for try await (topic, head, now) in try await guarded.query(
+                            """
+                            SELECT t, coalesce(r.head, 0), extract(epoch FROM clock_timestamp())::float8
+                            FROM pg_catalog.unnest(\(topics)::text[]) AS t LEFT JOIN ripple_topics r ON r.topic = t
+                            """,
                             logger: logger
-                        ).decode((String, Int64).self) {
+                        ).decode((String, Int64, Double).self) {
                             if let cursor = cursorOf[topic], head < cursor { behind.insert(topic) }
+                            epoch = now
                         }
+                        if let epoch { for feed in router.withLock({ $0.feeds }) { feed.synchronize(databaseEpoch: epoch) } }
                         if !behind.isEmpty { router.withLock { $0.reread(topics: behind) } }
                         return true
                     } catch {
@@ -539,21 +556,21 @@ struct Router {
         (byChannel[channel] ?? []).map { ($0, entries[$0]!.feed.topic) }
     }
 
-    /// A notification on `channel`: `signedFor` is the subject whose topic a signed batch's
-    /// signature was checked against (nil if none, or no key). Returns whether the payload was
+    /// A notification on `channel`: `signedFor` holds the subjects whose topic a signed batch's
+    /// signature was checked against (none if it failed, or without a key). Returns whether the payload was
     /// rejected: malformed, or signed but failing the check of a listener holding a key.
-    mutating func notified(_ channel: String, _ payload: NotificationPayload, signedFor verified: ObjectIdentifier?, keyed: Bool) -> Bool {
+    mutating func notified(_ channel: String, _ payload: NotificationPayload, signedFor verified: Set<ObjectIdentifier>, keyed: Bool) -> Bool {
         statistics.notifications += 1
         let rejected: Bool
         switch payload {
         case .malformed: rejected = true
-        case .signed: rejected = keyed && verified == nil
+        case .signed: rejected = keyed && verified.isEmpty
         case .hint: rejected = false
         }
         for id in byChannel[channel] ?? [] {
             let before = entries[id]!.hints.inlineBytes
             let outcome: TopicHints.Outcome
-            if case .signed(let batch) = payload, id == verified {
+            if case .signed(let batch) = payload, verified.contains(id) {
                 outcome = entries[id]!.hints.offer(SignedValues(batch), room: Self.inlineLimit - inlineBytes)
             } else {
                 outcome = entries[id]!.hints.hint(last: payload.last)
@@ -573,6 +590,7 @@ struct Router {
     static let inlineLimit = 4 << 20
 
     private mutating func enqueue(_ id: ObjectIdentifier) {
+        inlineBytes -= entries[id]!.hints.inlineBytes  // `want` drops the queued batches
         if entries[id]!.hints.want() == .queue { appendToQueue(id) }
     }
 
@@ -594,10 +612,7 @@ struct Router {
             inlineBytes -= entry.hints.inlineBytes
             let work = entry.hints.take()
             entries[id] = entry
-            switch work {
-            case .read: statistics.reads += 1
-            case .deliver(let batches): statistics.signedBatches += batches.count
-            }
+            if work == .read { statistics.reads += 1 }
             return (entry.feed, !entry.hints.caughtUp, work)
         }
         return nil
@@ -620,6 +635,13 @@ struct Router {
             inlineBytes -= before
             if outcome == .queue { appendToQueue(id) }
         }
+    }
+
+    /// The reader delivered `signed` batches from their notifications, and read the table `reads`
+    /// times instead of others.
+    mutating func delivered(signed: Int, reads: Int) {
+        statistics.signedBatches += signed
+        statistics.reads += reads
     }
 
     /// The reader has read `feed` up to `cursor`.

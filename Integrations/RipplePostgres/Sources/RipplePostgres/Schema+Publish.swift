@@ -21,39 +21,49 @@ extension Schema {
     /// snapshot does not see its own rows, so between trims the table keeps at most
     /// `capacity + 15` values (more only when one batch is larger than `capacity`). Readers never
     /// replay more than `capacity`.
+    ///
+    /// Every function is named with its schema (`pg_catalog.`): a role that may create functions
+    /// in a schema on the search path (`public`, before PostgreSQL 15) could otherwise shadow one
+    /// with a better-matching signature (`cardinality(text[])` over `cardinality(anyarray)`) and
+    /// run its code as the publisher. Operators and constructs (`||`, `greatest`, `extract`) are
+    /// exact matches in `pg_catalog`, which is searched first.
     struct Publish: PostgresPreparedStatement {
         static let name = "ripple_publish_v3"
         static let sql = """
             WITH next AS (
                 INSERT INTO ripple_topics AS t (topic, head, last_at)
-                VALUES ($1, cardinality($2::text[]), clock_timestamp())
+                VALUES ($1, pg_catalog.cardinality($2::text[]), clock_timestamp())
                 ON CONFLICT (topic) DO UPDATE
-                    SET head = t.head + cardinality($2::text[]), last_at = greatest(clock_timestamp(), t.last_at)
+                    SET head = t.head + pg_catalog.cardinality($2::text[]), last_at = greatest(clock_timestamp(), t.last_at)
                 RETURNING head, last_at
             ), stored AS (
                 INSERT INTO ripple_values (topic, seq, created_at, payload)
-                SELECT $1, next.head - cardinality($2::text[]) + v.ordinality, next.last_at, v.payload
-                FROM next, unnest($2::text[]) WITH ORDINALITY AS v(payload, ordinality)
+                SELECT $1, next.head - pg_catalog.cardinality($2::text[]) + v.ordinality, next.last_at, v.payload
+                FROM next, pg_catalog.unnest($2::text[]) WITH ORDINALITY AS v(payload, ordinality)
             ), by_count AS (
                 DELETE FROM ripple_values
-                WHERE (SELECT head / 16 > (head - cardinality($2::text[])) / 16 FROM next)
+                WHERE (SELECT head / 16 > (head - pg_catalog.cardinality($2::text[])) / 16 FROM next)
                   AND topic = $1 AND seq <= (SELECT head FROM next) - $3
             ), by_age AS (
                 DELETE FROM ripple_values
                 WHERE $4::float8 IS NOT NULL
-                  AND (SELECT head / 64 > (head - cardinality($2::text[])) / 64 FROM next)
-                  AND topic = $1 AND created_at < now() - make_interval(secs => $4::float8)
+                  AND (SELECT head / 64 > (head - pg_catalog.cardinality($2::text[])) / 64 FROM next)
+                  AND topic = $1 AND created_at < now() - pg_catalog.make_interval(secs => $4::float8)
             ), announced AS (
-                SELECT head, head::text || ' ' || cardinality($2::text[])::text || ' ' || extract(epoch FROM last_at)::text AS header
+                SELECT head, head::text || ' ' || pg_catalog.cardinality($2::text[])::text || ' ' || extract(epoch FROM last_at)::text AS header
                 FROM next
+            ), signed AS (
+                SELECT head, CASE WHEN $6::text IS NULL OR $7::bytea IS NULL OR $8::bytea IS NULL THEN NULL
+                    ELSE header || ' ' || pg_catalog.encode(pg_catalog.sha256($7::bytea || pg_catalog.sha256($8::bytea
+                        || pg_catalog.convert_to('ripple-v1', 'UTF8') || pg_catalog.decode('00', 'hex') || pg_catalog.convert_to($1, 'UTF8') || pg_catalog.decode('00', 'hex')
+                        || pg_catalog.convert_to(header, 'UTF8') || pg_catalog.decode('00', 'hex') || pg_catalog.convert_to($6::text, 'UTF8'))), 'hex')
+                        || ' ' || $6::text
+                    END AS payload
+                FROM announced
             )
-            SELECT head, pg_notify($5, CASE WHEN $6::text IS NULL OR $7::bytea IS NULL OR $8::bytea IS NULL THEN head::text
-                ELSE header || ' ' || encode(sha256($7::bytea || sha256($8::bytea
-                    || convert_to('ripple-v1', 'UTF8') || decode('00', 'hex') || convert_to($1, 'UTF8') || decode('00', 'hex')
-                    || convert_to(header, 'UTF8') || decode('00', 'hex') || convert_to($6::text, 'UTF8'))), 'hex')
-                    || ' ' || $6::text
-                END)::text
-            FROM announced
+            SELECT head, pg_catalog.pg_notify($5,
+                CASE WHEN pg_catalog.octet_length(payload) < pg_catalog.current_setting('block_size')::int - 192 THEN payload ELSE head::text END)::text
+            FROM signed
             """
         static let bindingDataTypes: [PostgresDataType] = [.text, .textArray, .int8, .float8, .text, .text, .bytea, .bytea]
         typealias Row = Int64
@@ -67,7 +77,9 @@ extension Schema {
         var key: NotificationKey?
 
         /// The most bytes of JSON a signed notification carries: PostgreSQL refuses a payload of
-        /// 8,000 bytes or more, and the header and signature take at most about 125.
+        /// 8,000 bytes or more (less with smaller blocks), and the header and signature take at
+        /// most about 125. The statement checks the payload's bytes in the server's encoding
+        /// too, and sends a bare hint when it would not fit.
         static let signedBodyBytes = 7_700
 
         /// The values as one JSON array, if a key signs them and they fit a notification.

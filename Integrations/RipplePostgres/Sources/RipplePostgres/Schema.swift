@@ -30,7 +30,7 @@ enum Schema {
             LEFT JOIN LATERAL (
                 SELECT seq, created_at, payload FROM ripple_values
                 WHERE topic = \(topic)
-                  AND (\(maxAgeSeconds)::float8 IS NULL OR created_at >= now() - make_interval(secs => \(maxAgeSeconds)))
+                  AND (\(maxAgeSeconds)::float8 IS NULL OR created_at >= now() - pg_catalog.make_interval(secs => \(maxAgeSeconds)))
                 ORDER BY seq DESC LIMIT \(Int64(limit))
             ) AS v ON true
             """
@@ -55,11 +55,11 @@ enum Schema {
             LEFT JOIN LATERAL (
                 SELECT seq, created_at, payload FROM (
                     SELECT seq, created_at, payload,
-                           sum(octet_length(payload)) OVER (ORDER BY seq) - octet_length(payload) AS before
+                           sum(pg_catalog.octet_length(payload)) OVER (ORDER BY seq) - pg_catalog.octet_length(payload) AS before
                     FROM (
                         SELECT seq, created_at, payload FROM ripple_values
                         WHERE topic = \(topic) AND seq > \(sequence)
-                          AND (\(maxAgeSeconds)::float8 IS NULL OR created_at >= now() - make_interval(secs => \(maxAgeSeconds)))
+                          AND (\(maxAgeSeconds)::float8 IS NULL OR created_at >= now() - pg_catalog.make_interval(secs => \(maxAgeSeconds)))
                         ORDER BY seq LIMIT \(Int64(limit))
                     ) AS page
                 ) AS sized
@@ -88,7 +88,7 @@ extension Schema {
     static func prepare(on connection: PostgresConnection, createIfMissing: Bool, logger: Logger) async throws {
         var exists = false
         for try await row in try await connection.query(
-            "SELECT to_regclass('ripple_topics') IS NOT NULL AND to_regclass('ripple_values') IS NOT NULL",
+            "SELECT pg_catalog.to_regclass('ripple_topics') IS NOT NULL AND pg_catalog.to_regclass('ripple_values') IS NOT NULL",
             logger: logger)
         {
             exists = try row.decode(Bool.self)
@@ -111,7 +111,7 @@ extension Schema {
         try await connection.query(
             """
             DO $$ BEGIN
-                PERFORM pg_advisory_xact_lock(74122026);
+                PERFORM pg_catalog.pg_advisory_xact_lock(74122026);
                 CREATE TABLE IF NOT EXISTS ripple_topics (
                     topic text PRIMARY KEY,
                     head bigint NOT NULL,

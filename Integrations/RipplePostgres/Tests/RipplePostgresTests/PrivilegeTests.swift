@@ -38,6 +38,39 @@ extension Database {
             await running.stop()
         }
 
+        @Test func aFunctionShadowingABuiltInOnTheSearchPathRunsNothingForThePublisherOrTheListener() async throws {
+            // A role that may create functions in `public` (everyone, before PostgreSQL 15) defines
+            // better-matching overloads of the built-ins the statements call.
+            let topic = TestDatabase.topic("shadowed")
+            try await subject(topic).send("before")  // the tables exist
+            let shadows = [
+                "public.cardinality(text[]) RETURNS int LANGUAGE sql AS 'SELECT 1000'",
+                "public.unnest(text[]) RETURNS SETOF text LANGUAGE sql AS $$ SELECT 'FORGED'::text $$",
+                "public.make_interval(secs float8) RETURNS interval LANGUAGE sql AS $$ SELECT interval '-100 years' $$",
+                "public.octet_length(text) RETURNS int LANGUAGE sql AS 'SELECT 0'",
+            ]
+            for shadow in shadows { try await TestDatabase.sql(PostgresQuery(unsafeSQL: "CREATE OR REPLACE FUNCTION \(shadow)")) }
+            do {
+                // New connections: the publishing statement is prepared, and the reads planned,
+                // while the shadows exist.
+                let feed = PostgresReplaySubject<String>(topic: topic, capacity: 10, maxAge: .seconds(600),
+                                                         configuration: try TestDatabase.configuration, logger: TestDatabase.logger)
+                let received = Recorder<String>()
+                received.attach(feed)
+                let running = try await Running(feed)
+                let sequence = try await feed.send("after")
+                #expect(sequence == 2)
+                #expect(await eventually(60) { received.values.count >= 2 })
+                #expect(received.values == ["before", "after"])
+                await running.stop()
+            } catch {
+                Issue.record("\(error)")
+            }
+            for name in ["cardinality(text[])", "unnest(text[])", "make_interval(float8)", "octet_length(text)"] {
+                try await TestDatabase.sql(PostgresQuery(unsafeSQL: "DROP FUNCTION public.\(name)"))
+            }
+        }
+
         @Test func aRoleWithoutSelectEndsRunWithTheServersMessageInsteadOfRetryingForEver() async throws {
             let topic = TestDatabase.topic("denied")
             try await subject(topic).send("1")  // the tables exist

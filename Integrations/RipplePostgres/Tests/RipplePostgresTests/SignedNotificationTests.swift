@@ -61,7 +61,9 @@ private func signed(_ topic: String, last: Int64, count: Int, epoch: String = "1
         #expect(throws: InvalidNotificationKey.notBase64) { try NotificationKey(base64: "not base64!") }
         let secret = Data((0..<32).map { UInt8($0) }).base64EncodedString()
         let made = try NotificationKey(base64: secret + "\n")
-        #expect("\(made)" == "NotificationKey(…)" && !String(reflecting: made).contains(secret))
+        var dumped = ""
+        dump(made, to: &dumped)
+        #expect("\(made)" == "NotificationKey(…)" && !String(reflecting: made).contains(secret) && !dumped.contains("Pad"))
         #expect("\(InvalidNotificationKey.tooShort(bytes: 16))" == "a notification key needs at least 32 bytes, got 16")
     }
 
@@ -240,13 +242,58 @@ extension Database {
             let misled = Recorder<String>()
             misled.attach(elsewhere)
             let rejectedBefore = running.topics.statistics.rejected
-            try await forge(topic, [captured[0], captured[0]])
+            let staleBefore = running.topics.statistics.stale
+            try await forge(topic, [captured[0]])
+            try await forge(topic, [captured[0]])  // again (one transaction would fold the two into one)
             try await forge(elsewhere.topic, [captured[0]])  // signed for the first topic only
             try await feed.send("two")
             #expect(await eventually(60) { received.values.count >= 2 && running.topics.statistics.rejected > rejectedBefore })
             try await Task.sleep(for: .milliseconds(200))
             #expect(received.values == ["one", "two"] && misled.values.isEmpty)
-            #expect(running.topics.statistics.stale >= 2)
+            #expect(running.topics.statistics.stale >= staleBefore + 2)
+            await running.stop()
+        }
+
+        @Test func concurrentSendsShareASignedBatchAndANonAsciiTopicSignsAlike() async throws {
+            let topic = TestDatabase.topic("signé-東京")
+            let running = try RunningTopics("signed-batch", key: key)
+            let feed = try await running.subject(topic)
+            let received = Recorder<String>()
+            received.attach(feed)
+            let readsBefore = running.topics.statistics.reads
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for sender in 0..<8 {
+                    group.addTask { for i in 0..<25 { try await feed.send("été \(sender)-\(i) \u{1F600}") } }
+                }
+                try await group.waitForAll()
+            }
+            #expect(await eventually(60) { received.values.count >= 200 })
+            #expect(Set(received.values).count == 200 && received.errors.isEmpty)
+            for sender in 0..<8 {  // each sender's values in its order
+                let mine = received.values.filter { $0.hasPrefix("été \(sender)-") }
+                #expect(mine == (0..<25).map { "été \(sender)-\($0) \u{1F600}" })
+            }
+            let seen = running.topics.statistics
+            #expect(seen.reads == readsBefore && seen.rejected == 0, "\(seen)")
+            #expect(seen.signedBatches >= 1 && seen.signedBatches < 200, "batches shared by concurrent sends: \(seen)")
+            await running.stop()
+        }
+
+        @Test func aSignedBatchOlderThanAMinuteIsReadFromTheTableInsteadOfDelivered() async throws {
+            // What a replay of a captured notification looks like once the topic's sequences are
+            // given out again (a reset, a restore): authentic, but old.
+            let topic = TestDatabase.topic("signed-old")
+            let running = try RunningTopics("signed-old", key: key)
+            let feed = try await running.subject(topic)
+            let received = Recorder<String>()
+            received.attach(feed)
+            let old = String(format: "%.6f", Date().timeIntervalSince1970 - 120)
+            try await forge(topic, [signed(topic, last: 1, count: 1, epoch: old, body: "[\"OLD\"]", with: key)])
+            #expect(await eventually(60) { running.topics.statistics.reads >= 2 })  // the catch-up, then the old batch's read
+            try await feed.send("real")
+            #expect(await eventually(60) { !received.values.isEmpty })
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(received.values == ["real"])
             await running.stop()
         }
 

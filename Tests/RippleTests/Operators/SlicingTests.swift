@@ -42,6 +42,22 @@ import RippleTesting
         #expect(source.subscriptions == ["^--!"])
     }
 
+    /// A replay subject is not a `Signal`: its subscription is linked only once it returns, so
+    /// its replayed error reaches the operator after the first value opened the gate. The
+    /// trigger's work is done by then; its error is dropped.
+    @Test func skipUntilIgnoresAnErrorTheTriggerSendsAfterItsFirstValue() {
+        let trigger = ReplaySubject<Int>()
+        trigger.sendNext(0)
+        trigger.sendError(TestError())
+        let r = Recorder<Int>()
+        Signal.from([1, 2, 3]).skip(until: trigger).subscribe(r)
+        #expect(r.events == [.next(1), .next(2), .next(3), .completed])
+        let clock = TestScheduler()
+        let late = clock.record(clock.hot("-1-2-3-|").skip(until: clock.hot("--x-#")))
+        clock.run()
+        #expect(late.events == "---2-3-|")
+    }
+
     @Test func skipUntilATriggerThatSendsAtOnceLetsEverythingThrough() {
         let r = Recorder<Int>()
         Signal.from([1, 2, 3]).skip(until: Signal.just(0)).subscribe(r)

@@ -163,7 +163,8 @@ struct ProgramGenerator {
             // A wide let merges its source with itself again and again: many copies per event.
             var op = wide ? "merge" : randomOperator()
             if let combining = Self.combining.first(where: { op == $0 }) {
-                // zip and combineLatest take one or two other signals.
+                // zip and combineLatest take one to three other signals (up to four in all); the
+                // other combining operators take one.
                 let arity = (op == "zip" || op == "combineLatest") ? Int.random(in: 1...3, using: &random) : 1
                 let others = (0..<arity).map { _ in wide ? source : signals.randomElement(using: &random)! }
                 let more = others.reduce(0) { $0 + paths(to: $1) }

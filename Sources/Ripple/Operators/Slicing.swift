@@ -43,7 +43,8 @@ extension SignalProtocol {
     /// RxSwift (ReactiveSwift opens on completion too): the result then sends only the
     /// source's terminal event. The source's completion and errors from either signal are
     /// forwarded whenever they come (RxSwift drops a completion that comes before the
-    /// trigger, leaving its subscriber waiting for ever).
+    /// trigger, leaving its subscriber waiting for ever); an error the trigger sends after its
+    /// first value is not, since the trigger has done its part by then.
     ///
     ///     updates.skip(until: ready).subscribeNext { apply($0) }
     ///
@@ -64,7 +65,12 @@ extension SignalProtocol {
                     gate.withLock { $0.triggered() }
                     triggerSubscription.dispose()  // only its first value counts
                 },
-                error: { forwarder.send(.error($0)) },
+                // An error that comes after the first value (from another thread, or from a
+                // source this subscription could not link before it ran) belongs to a trigger
+                // whose work is done: it is dropped.
+                error: { error in
+                    if gate.withLock({ $0.triggerFailed() }) { forwarder.send(.error(error)) }
+                },
                 completed: { gate.withLock { $0.triggerCompleted() } })
             if downstream.isDisposed { return nil }
             self.subscribe(
@@ -178,8 +184,11 @@ extension SignalProtocol {
 ///
 ///     waiting ── triggered() ─────────▶ open   (for good)
 ///     waiting ── triggerCompleted() ──▶ shut   (for good: the trigger can no longer send)
+///     waiting ── triggerFailed() ─────▶ shut   (the error is forwarded: the result ends)
+///     open    ── triggerFailed() ─────▶ open   (the error is dropped)
 ///
-/// Invariant: `open` and `shut` are final; only `waiting` changes.
+/// Invariant: `open` and `shut` are final; only `waiting` changes. A trigger error is
+/// forwarded only while `waiting`.
 enum SkipUntilGate: Sendable, Equatable {
     case waiting, open, shut
 
@@ -191,5 +200,13 @@ enum SkipUntilGate: Sendable, Equatable {
     /// The trigger completed (after a value, this changes nothing).
     mutating func triggerCompleted() {
         if self == .waiting { self = .shut }
+    }
+
+    /// The trigger failed: returns whether the error is forwarded (only before its first
+    /// value; once open, the trigger's later events do not count).
+    mutating func triggerFailed() -> Bool {
+        guard self == .waiting else { return false }
+        self = .shut
+        return true
     }
 }

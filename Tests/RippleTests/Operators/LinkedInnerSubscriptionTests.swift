@@ -7,8 +7,8 @@ import RippleTestSupport
 /// Operators that subscribe to another signal inside their own subscribe closure — handing it
 /// their downstream passthrough (`subscribe(on:)`, `take(during:)`, `startWith`, `onSubscribe`,
 /// `onDispose`, `catch`'s replacement, `then`'s second signal) or closures (`take(until:)`,
-/// `concatMap`, `flatMap`, `flatMapLatest`, `retry`, `zip`, `combineLatest`, `sample`, `deliver(on:)`
-/// and the time operators) — must link that inner subscription into their own before the inner
+/// `concatMap`, `flatMap`, `flatMapLatest`, `retry`, `zip`, `combineLatest`, `sample`, `withLatest`,
+/// `skip(until:)`, `deliver(on:)` and the time operators) — must link that inner subscription into their own before the inner
 /// signal's producer runs, as `lift` does: a synchronous source behind them (`Signal.from` over a
 /// huge range) then stops within an element of the subscription ending, however it ends.
 ///
@@ -182,6 +182,26 @@ struct Shape: Sendable, CustomTestStringConvertible {
         Shape("buffer(timeSpan:)", forwards: false) { source, fixture in
             source.buffer(timeSpan: .seconds(1), on: fixture.scheduler).map { $0.first ?? 0 }
         },
+        Shape("withLatest, the source") { source, _ in source.withLatest(from: Signal.just(0)).map { $0.0 } },
+        Shape("withLatest, the other", forwards: false) { source, _ in Signal<Int>.never.withLatest(from: source).map { $0.0 } },
+        Shape("skip(until:), the source") { source, _ in source.skip(until: Signal.just(0)) },
+        Shape("take(for:)") { source, fixture in source.take(for: .seconds(1_000), on: fixture.scheduler) },
+        Shape("skip(for:)", forwards: false) { source, fixture in source.skip(for: .seconds(1), on: fixture.scheduler) },
+        Shape("timeout(switchingTo:), the source") { source, fixture in
+            source.timeout(.seconds(1_000), on: fixture.scheduler, switchingTo: Signal<Int>.never)
+        },
+        // An immediate timer switches during the subscription, to the counting source.
+        Shape("timeout(switchingTo:), the fallback") { source, _ in
+            Signal<Int>.never.timeout(.zero, on: ImmediateScheduler.shared, switchingTo: source)
+        },
+        Shape("buffer(timeSpan:count:)") { source, fixture in
+            source.buffer(timeSpan: .seconds(1), count: 1, on: fixture.scheduler).map { $0.first ?? 0 }
+        },
+        Shape("throttle(latest: false)", forwards: false) { source, fixture in
+            source.throttle(.seconds(1), latest: false, on: fixture.scheduler)
+        },
+        Shape("sample(default:), the source", forwards: false) { source, _ in source.sample(Signal<Int>.never, default: -1) },
+        Shape("sample(default:), the sampler") { source, _ in Signal<Int>.never.sample(source, default: -1) },
     ]
 
     static var forwarding: [Shape] { all.filter(\.forwards) }

@@ -117,4 +117,184 @@ import RippleTestSupport
             if !returned || !misses.isEmpty { break }
         }
     }
+
+    /// `other` moves on from one thread while `self` sends from another, then each ends
+    /// (`other` failing in even rounds, completing in odd ones): each value of `self` is paired
+    /// once, in its order, with a latest value of `other` that never goes back, and exactly one
+    /// terminal event comes, last. `other` has a value before the threads start, so every value
+    /// of `self` up to the end has a partner.
+    @Test func withLatestFedFromTwoThreadsPairsEachValueOnceWithALatestThatNeverGoesBackThenEndsOnce() {
+        for round in 0..<20 {
+            let source = Subject<Int>(), other = Subject<Int>()
+            let recorder = CompletenessRecorder()
+            let partners = Box<[Int]>([])
+            source.withLatest(from: other).subscribe(
+                next: { pair in
+                    partners.mutate { $0.append(pair.1) }
+                    recorder.next(pair.0)
+                },
+                error: { _ in recorder.terminal() },
+                completed: { recorder.terminal() })
+            other.sendNext(0)
+            let otherFails = round % 2 == 0
+            let returned = finishes("round \(round): the source and the other signal sending, then ending") {
+                runConcurrently(threads: 2) { thread in
+                    if thread == 0 {
+                        for i in 1...1_000 { other.sendNext(i) }
+                        if otherFails { other.sendError(TestError()) } else { other.sendCompleted() }
+                    } else {
+                        for i in 0..<1_000 { source.sendNext(i) }
+                        source.sendCompleted()
+                    }
+                }
+            }
+            let received = recorder.received
+            // The values of `self` up to the end, each once, in order: all of them unless the
+            // other signal's error ended the result first.
+            recorder.expectComplete(sent: [Array(0..<received.count)], terminated: true)
+            if !otherFails { #expect(received.count == 1_000, "round \(round): only the source's completion ends the result") }
+            let latest = partners.value
+            #expect(latest == latest.sorted(), "round \(round): a latest value went back")
+            #expect(latest.allSatisfy { (0...1_000).contains($0) }, "round \(round): a partner that was never sent")
+            if !returned { break }
+        }
+    }
+
+    /// The trigger's first value and an error from it come on two threads while the source
+    /// sends on a third: the values let through are one unbroken run of the source's, each once
+    /// and in order, and exactly one terminal event comes, last. When it is the source's
+    /// completion, the run goes on to the source's last value (or is empty: the gate opened
+    /// after it).
+    @Test func skipUntilWithTheTriggerFiringAndFailingOnOtherThreadsLetsThroughOneUnbrokenRunThenEndsOnce() {
+        for round in 0..<20 {
+            let source = Subject<Int>(), trigger = Subject<Void>()
+            let recorder = CompletenessRecorder()
+            let completed = Box(false)
+            source.skip(until: trigger).subscribe(
+                next: { recorder.next($0) },
+                error: { _ in recorder.terminal() },
+                completed: {
+                    completed.value = true
+                    recorder.terminal()
+                })
+            let returned = finishes("round \(round): the trigger firing and failing, the source sending") {
+                runConcurrently(threads: 3) { thread in
+                    switch thread {
+                    case 0: trigger.sendNext(())
+                    case 1: trigger.sendError(TestError())
+                    default:
+                        for i in 0..<1_000 { source.sendNext(i) }
+                        source.sendCompleted()
+                    }
+                }
+            }
+            let received = recorder.received
+            let first = received.first ?? 0
+            recorder.expectComplete(sent: [Array(first..<first + received.count)], terminated: true)
+            if completed.value {
+                #expect(received.isEmpty || received.last == 999, "round \(round): completed after \(received.last ?? -1)")
+            }
+            if !returned { break }
+        }
+    }
+
+    /// The clock reaches the timeout on one thread while the source sends and completes on
+    /// another: the result is a run of the source's first values, each once and in order, then
+    /// either nothing more (the source ended first: all of its values) or the fallback's values,
+    /// and exactly one completion, last.
+    @Test func timeoutSwitchingWithTheClockOnAnotherThreadEndsOnceWithTheSourcesValuesThenTheFallbacksOrNone() {
+        for round in 0..<20 {
+            let clock = TestScheduler()
+            let source = Subject<Int>()
+            let recorder = CompletenessRecorder()
+            source.timeout(.milliseconds(50), on: clock, switchingTo: Signal.from([-1, -2])).subscribe(
+                next: { recorder.next($0) },
+                error: { _ in recorder.terminal() },
+                completed: { recorder.terminal() })
+            let returned = finishes("round \(round): the clock reaching the timeout, the source sending and completing") {
+                runConcurrently(threads: 2) { thread in
+                    if thread == 0 {
+                        clock.advance(by: .milliseconds(50))
+                    } else {
+                        for i in 0..<1_000 { source.sendNext(i) }
+                        source.sendCompleted()
+                    }
+                }
+            }
+            let received = recorder.received
+            let fromSource = received.filter { $0 >= 0 }
+            let fromFallback = received.filter { $0 < 0 }
+            #expect(received == fromSource + fromFallback, "round \(round): a source value after the fallback's")
+            #expect(fromFallback.isEmpty || fromFallback == [-1, -2], "round \(round): the fallback sent \(fromFallback)")
+            if fromFallback.isEmpty { #expect(fromSource.count == 1_000, "round \(round): the source ended first, yet values are missing") }
+            recorder.expectComplete(sent: [Array(0..<fromSource.count), fromFallback], terminated: true)
+            #expect(clock.livePendingCount == 0, "round \(round): the timer is left scheduled")
+            if !returned { break }
+        }
+    }
+
+    /// The clock ends windows on one thread while the source fills them on another: every value
+    /// arrives once, in order, in arrays of one to `count` values, then one completion, last.
+    @Test func bufferTimeSpanCountWithTheClockOnAnotherThreadDeliversEveryValueOnceInOrderThenOneCompletion() {
+        for round in 0..<20 {
+            let clock = TestScheduler()
+            let source = Subject<Int>()
+            let recorder = CompletenessRecorder()
+            let sizes = Box<[Int]>([])
+            source.buffer(timeSpan: .milliseconds(10), count: 7, on: clock).subscribe(
+                next: { array in
+                    sizes.mutate { $0.append(array.count) }
+                    for value in array { recorder.next(value) }
+                },
+                error: { _ in recorder.terminal() },
+                completed: { recorder.terminal() })
+            let returned = finishes("round \(round): the clock ending windows, the source filling them") {
+                runConcurrently(threads: 2) { thread in
+                    if thread == 0 {
+                        for _ in 0..<200 { clock.advance(by: .milliseconds(10)) }
+                    } else {
+                        for i in 0..<1_000 { source.sendNext(i) }
+                        source.sendCompleted()
+                    }
+                }
+            }
+            recorder.expectComplete(sent: [Array(0..<1_000)], terminated: true)
+            let badSizes = sizes.value.filter { !(1...7).contains($0) }
+            #expect(badSizes.isEmpty, "round \(round): arrays of \(badSizes.prefix(3)) values")
+            #expect(clock.livePendingCount == 0, "round \(round): a window's timer is left scheduled")
+            if !returned { break }
+        }
+    }
+
+    /// The clock closes windows on one thread while the source sends on another: the values
+    /// let through start with the first, are each sent once and in order, and exactly one
+    /// completion comes, last.
+    @Test func throttleFirstWithTheClockOnAnotherThreadSendsEachValueAtMostOnceInOrderThenOneCompletion() {
+        for round in 0..<20 {
+            let clock = TestScheduler()
+            let source = Subject<Int>()
+            let recorder = CompletenessRecorder()
+            source.throttle(.milliseconds(10), latest: false, on: clock).subscribe(
+                next: { recorder.next($0) },
+                error: { _ in recorder.terminal() },
+                completed: { recorder.terminal() })
+            let returned = finishes("round \(round): the clock closing windows, the source sending") {
+                runConcurrently(threads: 2) { thread in
+                    if thread == 0 {
+                        for _ in 0..<200 { clock.advance(by: .milliseconds(10)) }
+                    } else {
+                        for i in 0..<1_000 { source.sendNext(i) }
+                        source.sendCompleted()
+                    }
+                }
+            }
+            let received = recorder.received
+            #expect(received.first == 0, "round \(round): the first value opens the first window")
+            #expect(zip(received, received.dropFirst()).allSatisfy { $0 < $1 }, "round \(round): values repeated or out of order")
+            #expect(received.allSatisfy { (0..<1_000).contains($0) })
+            recorder.expectComplete(sent: [received], terminated: true)
+            #expect(clock.livePendingCount == 0, "round \(round): a window's timer is left scheduled")
+            if !returned { break }
+        }
+    }
 }

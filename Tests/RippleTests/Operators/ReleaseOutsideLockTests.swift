@@ -50,6 +50,32 @@ struct Tracked: @unchecked Sendable {  // see `DeinitAction`
         #expect(ids.value == [2])
     }
 
+    @Test func withLatestReleasesAReplacedOtherValueOutsideItsLock() {
+        let ids = Box<[[Int]]>([])
+        finishes("withLatest releasing a replaced value of the other signal whose deinit sends into the source") {
+            let source = Subject<Tracked>(), other = Subject<Tracked>()
+            let subscription = source.withLatest(from: other).subscribeNext { pair in ids.mutate { $0.append([pair.0.id, pair.1.id]) } }
+            other.sendNext(Tracked(1) { source.sendNext(Tracked(9)) })
+            source.sendNext(Tracked(2))
+            other.sendNext(Tracked(3))  // replaces 1, whose release sends 9 into the source
+            subscription.dispose()
+        }
+        #expect(ids.value == [[2, 1], [9, 3]])
+    }
+
+    @Test func sampleWithADefaultReleasesAReplacedValueOutsideItsLock() {
+        let ids = Box<[Int]>([])
+        finishes("sample(_:default:) releasing a replaced value whose deinit sends into the sampler") {
+            let source = Subject<Tracked>(), sampler = Subject<Void>()
+            let subscription = source.sample(sampler, default: Tracked(0)).subscribeNext { value in ids.mutate { $0.append(value.id) } }
+            sampler.sendNext(())
+            source.sendNext(Tracked(1) { sampler.sendNext(()) })
+            source.sendNext(Tracked(2))  // replaces 1, whose release samples
+            subscription.dispose()
+        }
+        #expect(ids.value == [0, 2])
+    }
+
     @Test func debounceReleasesAReplacedValueOutsideItsLock() {
         let ids = Box<[Int]>([])
         finishes("debounce releasing a replaced value whose deinit advances the clock") {
@@ -120,6 +146,35 @@ struct Tracked: @unchecked Sendable {  // see `DeinitAction`
             source.sendError(TestError())  // drops [1], whose release ticks the buffer's clock
         }
         #expect(events.value == ["#"])
+    }
+
+    @Test func timedCountedBufferReleasesTheValuesAnErrorDropsOutsideItsLock() {
+        let events = Box<[String]>([])
+        finishes("buffer(timeSpan:count:) dropping values on error whose deinit advances the clock") {
+            let clock = TestScheduler()
+            let source = Subject<Tracked>()
+            source.buffer(timeSpan: .milliseconds(30), count: 5, on: clock).subscribe(
+                next: { values in events.mutate { $0.append("\(values.map(\.id))") } },
+                error: { _ in events.mutate { $0.append("#") } })
+            source.sendNext(Tracked(1) { clock.advance(by: .milliseconds(30)) })
+            source.sendError(TestError())  // drops [1], whose release runs the window's timer
+        }
+        #expect(events.value == ["#"])
+    }
+
+    @Test func throttleWithoutLatestReleasesADroppedValueOutsideItsLock() {
+        let ids = Box<[Int]>([])
+        finishes("throttle(latest: false) dropping a value whose deinit advances the clock") {
+            let clock = TestScheduler()
+            let source = Subject<Tracked>()
+            let subscription = source.throttle(.milliseconds(30), latest: false, on: clock)
+                .subscribeNext { value in ids.mutate { $0.append(value.id) } }
+            source.sendNext(Tracked(1))
+            source.sendNext(Tracked(2) { clock.advance(by: .milliseconds(30)) })  // dropped; its release ends the window
+            source.sendNext(Tracked(3))
+            subscription.dispose()
+        }
+        #expect(ids.value == [1, 3])
     }
 
     @Test func delayReleasesTheValuesAnErrorDropsOutsideItsLock() {

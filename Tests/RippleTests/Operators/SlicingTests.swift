@@ -42,6 +42,22 @@ import RippleTesting
         #expect(source.subscriptions == ["^--!"])
     }
 
+    /// A replay subject is not a `Signal`: its subscription is linked only once it returns, so
+    /// its replayed error reaches the operator after the first value opened the gate. The
+    /// trigger's work is done by then; its error is dropped.
+    @Test func skipUntilIgnoresAnErrorTheTriggerSendsAfterItsFirstValue() {
+        let trigger = ReplaySubject<Int>()
+        trigger.sendNext(0)
+        trigger.sendError(TestError())
+        let r = Recorder<Int>()
+        Signal.from([1, 2, 3]).skip(until: trigger).subscribe(r)
+        #expect(r.events == [.next(1), .next(2), .next(3), .completed])
+        let clock = TestScheduler()
+        let late = clock.record(clock.hot("-1-2-3-|").skip(until: clock.hot("--x-#")))
+        clock.run()
+        #expect(late.events == "---2-3-|")
+    }
+
     @Test func skipUntilATriggerThatSendsAtOnceLetsEverythingThrough() {
         let r = Recorder<Int>()
         Signal.from([1, 2, 3]).skip(until: Signal.just(0)).subscribe(r)
@@ -82,9 +98,17 @@ import RippleTesting
     }
 
     @Test func takeLastHoldsAtMostCountValues() {
+        let released = Box<[Int]>([])
+        let source = Subject<Tracked>()
+        let kept = Recorder<Tracked>()
+        source.take(last: 2).subscribe(kept)
+        for id in 0..<10 { source.sendNext(Tracked(id) { released.mutate { $0.append(id) } }) }
+        #expect(released.value == Array(0..<8), "all but the last two were let go before the completion")
+        source.sendCompleted()
+        #expect(kept.values.map(\.id) == [8, 9])
         let r = Recorder<Int>()
-        Signal.from(0..<Workload.size(100_000)).take(last: 3).subscribe(r)
         let n = Workload.size(100_000)
+        Signal.from(0..<n).take(last: 3).subscribe(r)
         #expect(r.values == [n - 3, n - 2, n - 1])
     }
 
@@ -123,6 +147,17 @@ import RippleTesting
         let r = Recorder<[String: Int]>()
         Signal.from(["a", "b", "a"]).scan(into: [String: Int]()) { counts, word in counts[word, default: 0] += 1 }.subscribe(r)
         #expect(r.events == [.next(["a": 1]), .next(["a": 1, "b": 1]), .next(["a": 2, "b": 1]), .completed])
+        // A copy-on-write accumulator: its storage is shared with the seed the signal keeps for
+        // its next subscriber until the first update copies it; from then on, with a subscriber
+        // that keeps nothing, the closure gets the operator's own accumulator, not a copy of it.
+        var unique: [Bool] = []
+        var totals: [Int] = []
+        Signal.from(1...4).scan(into: CountingBox()) { box, value in
+            unique.append(isKnownUniquelyReferenced(&box.storage))
+            box.add(value)
+        }.subscribeNext { totals.append($0.total) }
+        #expect(totals == [1, 3, 6, 10])
+        #expect(unique == [false, true, true, true])
         let failing = Recorder<Int>()
         Signal<Int>.error(TestError()).scan(into: 0) { $0 += $1 }.subscribe(failing)
         #expect(failing.events == [.error(TestError())])
@@ -144,7 +179,7 @@ import RippleTesting
         #expect(completing.events == "-1|")
         #expect(clock.nextDueTime == nil, "the timer was cancelled when the source completed")
         let failing = clock.record(Signal<Int>.error(TestError()).take(for: .milliseconds(100), on: clock))
-        #expect(failing.values.isEmpty)
+        #expect(failing.events.elements.map(\.event) == [.error(TestError())])
         #expect(clock.nextDueTime == nil, "the timer was cancelled when the source failed")
     }
 
@@ -179,5 +214,21 @@ import RippleTesting
         d.dispose()
         #expect(clock.livePendingCount == 0)
         #expect(source.storage.subscriberCount == 0)
+    }
+}
+
+/// A copy-on-write accumulator: its storage is a class, copied when shared, so a test sees
+/// whether the accumulator it is handed is shared.
+struct CountingBox {
+    final class Storage {
+        var total = 0
+        init(total: Int = 0) { self.total = total }
+    }
+    var storage = Storage()
+    var total: Int { storage.total }
+
+    mutating func add(_ value: Int) {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(total: storage.total) }
+        storage.total += value
     }
 }

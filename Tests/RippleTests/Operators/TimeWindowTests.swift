@@ -129,6 +129,29 @@ import RippleTesting
         #expect(r.events == [.next([1, 2])])
     }
 
+    /// The window that filled by count still has its timer scheduled while its array is
+    /// delivered: a dispose from inside that delivery cancels it there and then.
+    @Test func bufferTimeSpanCountDisposedWhileDeliveringAFullWindowLeavesNothingScheduled() {
+        let clock = TestScheduler()
+        let source = Subject<Int>()
+        let subscription = SerialDisposable()
+        let pendingAfterDispose = Box<Int?>(nil)
+        let arrays = Box<[[Int]]>([])
+        subscription.disposable = source.buffer(timeSpan: .milliseconds(50), count: 2, on: clock).subscribeNext { array in
+            arrays.mutate { $0.append(array) }
+            subscription.dispose()
+            pendingAfterDispose.value = clock.livePendingCount
+        }
+        source.sendNext(1)
+        source.sendNext(2)
+        #expect(pendingAfterDispose.value == 0, "the full window's timer was cancelled by the dispose")
+        #expect(clock.livePendingCount == 0, "no next window was opened")
+        #expect(source.storage.subscriberCount == 0)
+        source.sendNext(3)
+        clock.run()
+        #expect(arrays.value == [[1, 2]])
+    }
+
     @Test func bufferTimeSpanCountTakesAValueSentBackFromItsSubscriberIntoTheNextWindow() {
         let clock = TestScheduler()
         let source = Subject<Int>()
@@ -157,8 +180,10 @@ import RippleTesting
 
     @Test func sampleWithADefaultForwardsErrorsOfEither() {
         let clock = TestScheduler()
-        let r = clock.record(clock.hot("-----").sample(clock.hot("-x-#"), default: "0"))
+        let samplerFailing = clock.record(clock.hot("-----").sample(clock.hot("-x-#"), default: "0"))
+        let sourceFailing = clock.record(clock.hot("--1-#").sample(clock.hot("-x-x---x"), default: "0"))
         clock.run()
-        #expect(r.events == "-0-#")
+        #expect(samplerFailing.events == "-0-#")
+        #expect(sourceFailing.events == "-0-1#")
     }
 }

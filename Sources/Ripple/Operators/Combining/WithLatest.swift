@@ -4,7 +4,7 @@ extension SignalProtocol {
     ///
     ///     source: -1---2-3---4|
     ///     other:  ---a----b|
-    ///     result: -----(2a)-(3a)---(4b)|
+    ///     result: -----x-y---z|    (x = (2,a), y = (3,a), z = (4,b))
     ///
     /// Values of `self` sent before `other` has sent one are dropped. Only `self` drives the
     /// result: it completes when `self` completes, and `other` completing only stops its latest
@@ -19,7 +19,11 @@ extension SignalProtocol {
     public func withLatest<Other: SignalProtocol>(from other: Other) -> Signal<(Value, Other.Value)> {
         Signal { downstream in
             let forwarder = SerialForwarder(downstream)
-            let latest = Lock(UncheckedSendable<Other.Value?>(nil))  // read and written only under its lock; values leave it as copies
+            // `Lock` needs a Sendable state and `Other.Value` need not be Sendable (as for
+            // `combineLatest` and `sample`): the box vouches for it, as `UncheckedSendable` says.
+            // The value is read and written only under the lock, and leaves it only as a copy
+            // enqueued there, delivered through the forwarder's serialized turn.
+            let latest = Lock(UncheckedSendable<Other.Value?>(nil))
             // Each subscription joins this one before its producer runs (`subscribe(linking:)`):
             // ending it while either sends synchronously stops that one at once.
             other.subscribe(

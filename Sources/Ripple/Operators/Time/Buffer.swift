@@ -32,7 +32,11 @@ extension SignalProtocol {
     ///     source: -1-2---3-----|
     ///     buffer: -----a----b--|     (50 ms: a = [1,2], b = [3])
     ///
-    /// Completion sends what is waiting, then completes; an error drops it.
+    /// Completion sends what is waiting, then completes; an error drops it. On
+    /// ``ImmediateScheduler`` the spans never let subscribe return: each span's end re-arms the
+    /// next inside the scheduler's trampoline, for as long as the subscription lasts. Use a
+    /// scheduler that waits instead (a ``SerialQueueScheduler``, ``BackgroundScheduler`` or
+    /// ``TestScheduler``).
     public func buffer(timeSpan: Duration, on scheduler: any Scheduler) -> Signal<[Value]> where Value: Sendable {
         precondition(timeSpan > .zero, "buffer(timeSpan:on:) needs a positive time span, got \(timeSpan)")
         return Signal { downstream in

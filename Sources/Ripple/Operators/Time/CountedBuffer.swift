@@ -12,7 +12,10 @@ extension SignalProtocol {
     /// values sends nothing and opens the next, as `buffer(timeSpan:on:)` does (RxSwift sends
     /// an empty array). Completion sends what is waiting, then completes; an error drops it.
     /// Arrays filled by `count` are sent at once on the source's thread, those ended by time on
-    /// `scheduler`; disposing cancels the window's timer.
+    /// `scheduler`; disposing cancels the window's timer. On ``ImmediateScheduler`` the windows
+    /// never let subscribe return: each window's end re-arms the next inside the scheduler's
+    /// trampoline, for as long as the subscription lasts. Use a scheduler that waits instead (a
+    /// ``SerialQueueScheduler``, ``BackgroundScheduler`` or ``TestScheduler``).
     ///
     ///     events.buffer(timeSpan: .seconds(1), count: 100, on: scheduler)
     ///         .subscribeNext { batch in database.insert(batch) }   // at most 100 rows, at most 1 s late
@@ -59,7 +62,7 @@ extension SignalProtocol {
 ///    stays until `takeTimer()` hands it over, exactly once).
 /// 3. Every transition that replaces or drops a timer returns it, for the driver to dispose
 ///    after unlocking (disposing a scheduler's action is user code).
-struct CountedBufferState<Value>: @unchecked Sendable {  // holds the values of the open window (Sendable, see the operator's constraint) and a timer; only under the driver's lock
+struct CountedBufferState<Value: Sendable>: Sendable {
     /// The number of the window opened at subscription.
     static var firstWindow: Int { 0 }
 
@@ -136,7 +139,7 @@ struct CountedBufferState<Value>: @unchecked Sendable {  // holds the values of 
 
 /// One `buffer(timeSpan:count:on:)` subscription: runs `CountedBufferState` behind its lock,
 /// schedules and cancels the windows' timers, and sends through a `SerialForwarder`.
-final class CountedBufferDriver<Value>: Disposable, @unchecked Sendable {  // state behind its lock; only buffer(timeSpan:count:on:) makes one, and it requires Sendable values
+final class CountedBufferDriver<Value: Sendable>: Disposable, Sendable {
     private let timeSpan: Duration
     private let scheduler: any Scheduler
     private let forwarder: SerialForwarder<[Value]>

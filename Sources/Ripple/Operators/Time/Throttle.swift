@@ -53,9 +53,9 @@ extension SignalProtocol {
 }
 
 /// One `throttle` subscription: whether a window is open and the latest value waiting for its end.
-final class ThrottleDriver<Value>: @unchecked Sendable {  // state behind its lock; only throttle(_:latest:on:) makes one, and it requires Sendable values
+final class ThrottleDriver<Value: Sendable>: Sendable {
     /// Guarded by `state`.
-    private struct State: @unchecked Sendable {  // holds Sendable values (see throttle's constraint) and the subscriber, only under the lock
+    private struct State: Sendable {
         var isWindowOpen = false
         var waiting: Value?
         var finished = false

@@ -13,12 +13,10 @@
 /// 3. The timer kept is the one of the current wait (`keep(_:for:)` checks the generation): a
 ///    timer that fired, or belongs to an older wait, is never kept, and `dispose()` hands back
 ///    the one pending, for the caller to cancel — nothing stays scheduled after a dispose.
-/// 4. `failuresSinceValue` counts the failures since the last value an attempt sent: it picks
-///    the backoff's delay, so a source that recovered starts again from the first delay.
-/// 5. At most one thread loops (`isLooping`); an attempt requested while it loops
+/// 4. At most one thread loops (`isLooping`); an attempt requested while it loops
 ///    (`mustAttempt`) is started by that thread, so an attempt that fails at once, with a
 ///    scheduler that runs the retry at once, never nests a subscribe in another.
-struct BackoffRetryState: @unchecked Sendable {  // the kept timer is a Sendable disposable; `any Disposable` is Sendable, the struct holds nothing else
+struct BackoffRetryState: Sendable {
     let limit: Int
 
     enum Phase: Equatable, Sendable {
@@ -33,8 +31,6 @@ struct BackoffRetryState: @unchecked Sendable {  // the kept timer is a Sendable
     private(set) var phase = Phase.attempting
     /// Retries made so far (invariant 2).
     private(set) var retries = 0
-    /// Failures since an attempt last sent a value (invariant 4).
-    private(set) var failuresSinceValue = 0
     /// The number of the latest wait.
     private(set) var generation = 0
     /// The pending timer of the current wait (invariant 3).
@@ -52,14 +48,9 @@ struct BackoffRetryState: @unchecked Sendable {  // the kept timer is a Sendable
         case ignore
         /// No retries are left: forward it.
         case forward
-        /// Wait the backoff's delay before retry `retry` of the current run of failures, then
-        /// retry (timer of wait `generation`).
+        /// Wait the backoff's delay before retry number `retry`, then retry (timer of wait
+        /// `generation`).
         case wait(retry: Int, generation: Int)
-    }
-
-    /// An attempt sent a value: the next failure starts from the first delay (invariant 4).
-    mutating func valueArrived() {
-        if phase == .attempting { failuresSinceValue = 0 }
     }
 
     mutating func attemptFailed() -> Failure {
@@ -69,10 +60,9 @@ struct BackoffRetryState: @unchecked Sendable {  // the kept timer is a Sendable
             return .forward
         }
         retries += 1
-        failuresSinceValue += 1
         generation += 1
         phase = .waiting(generation: generation)
-        return .wait(retry: failuresSinceValue, generation: generation)
+        return .wait(retry: retries, generation: generation)
     }
 
     /// An attempt completed: true if it is to be forwarded.
@@ -108,7 +98,7 @@ struct BackoffRetryState: @unchecked Sendable {  // the kept timer is a Sendable
     }
 
     /// An attempt is due: true if the calling thread is to run the loop, false if the thread
-    /// running it will start the attempt (invariant 5).
+    /// running it will start the attempt (invariant 4).
     mutating func requestAttempt() -> Bool {
         mustAttempt = true
         if isLooping { return false }

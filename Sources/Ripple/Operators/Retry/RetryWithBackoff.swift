@@ -11,9 +11,11 @@ extension SignalProtocol {
     /// they came. Disposing the result while it waits cancels the timer: nothing is left
     /// scheduled.
     ///
-    /// Where peers differ: the delay restarts from the first one after an attempt that sent a
-    /// value (the source recovered, so its next failure is a fresh one), while `count` bounds the
-    /// retries of the whole subscription, as `retry(_:)` does — so the result always ends.
+    /// Where peers differ (some reset the backoff after a value, as Reactor's opt-in
+    /// `transientErrors`): here the delay depends only on how many retries the subscription has
+    /// made, and a value does not reset it; `count` bounds all the retries of the subscription,
+    /// as `retry(_:)` does, so the result always ends. A source that should start afresh after
+    /// a success can be retried with `retry(when:)`, or resubscribed by the caller.
     ///
     ///     let feed = connect(to: server).retry(
     ///         upTo: 5,
@@ -107,10 +109,7 @@ final class BackoffRetryDriver<Source: SignalProtocol>: Disposable, @unchecked S
             // runs (`subscribe(linking:)`): disposing the driver stops a synchronous attempt at once.
             source.subscribe(
                 linking: { current.disposable = $0 },
-                next: { [self] in
-                    state.withLock { $0.valueArrived() }
-                    downstream.sendNext($0)
-                },
+                next: { [downstream] in downstream.sendNext($0) },
                 error: { [self] in failed($0) },
                 completed: { [self] in
                     if state.withLock({ $0.attemptCompleted() }) { downstream.sendCompleted() }

@@ -172,7 +172,9 @@ struct ProgramGenerator {
                 } else {
                     total += more
                     inputs += others
-                    op = ([combining] + others).joined(separator: " ")
+                    // flatMapMax takes its limit before the signal's name.
+                    let limit = combining == "flatMapMax" ? ["\(Int.random(in: 1...3, using: &random))"] : []
+                    op = ([combining] + limit + others).joined(separator: " ")
                 }
             }
             if op == "takeDuring" {
@@ -200,7 +202,7 @@ struct ProgramGenerator {
 
     /// The operators that read another signal of the script.
     static let combining = ["merge", "concat", "zip", "combineLatest", "takeUntil", "sample", "then", "catch",
-                            "flatMap", "concatMap", "flatMapLatest"]
+                            "flatMap", "concatMap", "flatMapLatest", "flatMapFirst", "flatMapMax"]
 
     private mutating func randomOperator() -> String {
         let duration = "\(Int.random(in: 0...40, using: &random))ms"
@@ -256,6 +258,9 @@ struct ProgramGenerator {
         case 46: return ["multicast subject", "multicast behavior \(value())", "multicast replay",
                          "multicast replay \(Int.random(in: 1...3, using: &random))"].randomElement(using: &random)!
         case 47: return "distinct ignoringCase"
+        case 48: return "flatMapFirst"
+        case 49: return "flatMapMax"
+        case 50: return "shareReplay \(Int.random(in: 1...3, using: &random))"
         default: return Bool.random(using: &random) ? "dematerialize" : "log"
         }
     }

@@ -270,10 +270,9 @@ extension SignalProtocol {
     /// Wires `self` to a fresh subject from `makeSubject` for each run, in a `MulticastConnection`
     /// (RxSwift's `multicast(makeSubject:)`).
     ///
-    ///     source (1st run):  -1-2|
-    ///     source (2nd run):  -3|
-    ///     subscriber A:      -1-2|          (subscribed, then connect())
-    ///     subscriber B:      ------3|       (subscribed after the first run ended, then connect())
+    ///     source:  -1|        (each run)
+    ///     first:   -1|        (subscribes, then connect() at 0 ms)
+    ///     second:  ----1|     (subscribes, then connect() at 30 ms: a fresh run into a fresh subject)
     ///
     /// `publish()` with a subject of your choice: the first subject is made at once; when the
     /// source ends, the connection takes a fresh subject before forwarding the terminal event, so
@@ -348,9 +347,9 @@ extension SignalProtocol {
     /// `share()` that keeps the last `count` values of the current run and replays them to each
     /// new subscriber (RxSwift's `share(replay:scope: .whileConnected)`).
     ///
-    ///     source:        -1-2-3-------|
-    ///     subscriber A:  -1-2-3-------|
-    ///     subscriber B:       (23)----|     (subscribes at 50 ms; replay 2)
+    ///     source:  -1-2-3-4|
+    ///     first:   -1-2-3-4|
+    ///     second:  -----(23)-4|     (joins at 55 ms; replay 2: the last two values at once)
     ///
     /// As `share()`, the first subscriber connects and the last one leaving disconnects; each
     /// run feeds a fresh `ReplaySubject` of capacity `count`, so what is replayed is only what

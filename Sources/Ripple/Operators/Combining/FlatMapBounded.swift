@@ -2,11 +2,9 @@ extension SignalProtocol {
     /// Maps each value to a signal and merges their events, running at most `maxConcurrent` of
     /// them at once (RxSwift's `merge(maxConcurrent:)`, ReactiveSwift's `flatMap(.concurrent(limit:))`).
     ///
-    ///     source:  -a-b-c------------|
-    ///     inner a:  1---2|
-    ///     inner b:    3---4|
-    ///     inner c:         5-6|            (c waits for a place)
-    ///     result:  --1-3-2-4-5-6-----|     (maxConcurrent 2)
+    ///     source:  12(3|)
+    ///     inner:   -a--b|          (each value's run)
+    ///     result:  -aa-bba--b|     (maxConcurrent 2: 3's run starts at 50 ms, when 1's ends)
     ///
     /// `transform` runs as each value arrives; an inner signal beyond the limit waits in a queue,
     /// in arrival order, and is subscribed when a running one completes. The result completes
@@ -48,8 +46,8 @@ extension SignalProtocol where Value: SignalProtocol {
     /// Merges the events of the inner signals this signal sends, running at most
     /// `maxConcurrent` of them at once (RxSwift's `merge(maxConcurrent:)`).
     ///
-    ///     source:  -a-b-c------------|
-    ///     result:  --1-3-2-4-5-6-----|     (maxConcurrent 2; inner signals as for flatMap(maxConcurrent:))
+    ///     source:  abc|            (three inner signals, each -x--y|)
+    ///     result:  -xx-yyx--y|     (maxConcurrent 2: c is subscribed at 50 ms, when a completes)
     ///
     /// Inner signals beyond the limit wait in arrival order; see `flatMap(maxConcurrent:_:)`.
     ///

@@ -2,10 +2,9 @@ extension SignalProtocol {
     /// Maps a value to a signal and forwards its events, ignoring the values that arrive while
     /// it runs (RxSwift's `flatMapFirst`, ReactiveSwift's `flatten(.throttle)`; "exhaustMap").
     ///
-    ///     source:  -a-b---c-d---|
-    ///     inner a:  1-2|
-    ///     inner c:        3-4|
-    ///     result:  --1-2---3-4--|     (b and d arrive while an inner signal runs: ignored)
+    ///     source:  1-2--(3|)
+    ///     inner:   -a-b|          (each run)
+    ///     result:  -a-b--a-b|     (2 arrives during 1's run: ignored)
     ///
     /// `transform` runs only for the values that start an inner signal. The result completes
     /// when upstream and the running inner signal (if any) have completed; the first error from

@@ -4,7 +4,7 @@ extension SignalProtocol {
     /// a backoff).
     ///
     ///     source (each attempt): -1#
-    ///     retry:                 -1--1---1-----1#     (upTo: 3, waits of 10, 20, 40 ms)
+    ///     retry:                 -1--1---1#     (upTo: 2; waits of 10, then 20 ms)
     ///
     /// The wait before retry k is `backoff.delay(beforeRetry: k)`, timed on `scheduler`; the
     /// retry subscribes from the scheduler's action. Values from failed attempts are forwarded as

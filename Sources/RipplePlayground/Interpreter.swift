@@ -326,6 +326,10 @@ public final class Interpreter {
                 return CompoundDisposable([buffering, spans.subscribe(error: { downstream.sendError($0) })])
             }
         case .retry(let count): return signal.retry(count)
+        case .retryBackoff(let count, let initial):
+            // Doubling from `initial`; the cap only keeps a long run of retries finite.
+            let backoff = RetryBackoff.exponential(initial: initial, multiplier: 2, maximum: max(initial, .seconds(86_400)))
+            return signal.retry(upTo: count, backoff: backoff, on: clock)
         case .then(let other): return signal.then(signals[other]!)
         case .catchTo(let other): return signal.catchTo(signals[other]!)
         case .sample(let other): return signal.sample(signals[other]!)
@@ -338,6 +342,12 @@ public final class Interpreter {
         case .flatMapLatest(let other):
             let inner = signals[other]!
             return signal.flatMapLatest { [budget] outer in budget.limit(inner).map { "(\(outer),\($0))" } }
+        case .flatMapMax(let limit, let other):
+            let inner = signals[other]!
+            return signal.flatMap(maxConcurrent: limit) { [budget] outer in budget.limit(inner).map { "(\(outer),\($0))" } }
+        case .flatMapFirst(let other):
+            let inner = signals[other]!
+            return signal.flatMapFirst { [budget] outer in budget.limit(inner).map { "(\(outer),\($0))" } }
         case .flatten:
             return signal.tryMap { [unowned self] in try inner(named: $0) }.flatten()
         case .switchToLatest:
@@ -432,6 +442,7 @@ public final class Interpreter {
                 return CompoundDisposable([buffering, spans.subscribe(error: { downstream.sendError($0) })])
             }
         case .sampleDefault(let other, let value): return signal.sample(signals[other]!, default: value)
+        case .shareReplay(let count): return signal.share(replay: count)
         }
     }
 

@@ -103,12 +103,18 @@ public enum Language {
         Entry(syntax: "flatMap NAME", example: "flatMap s", meaning: "each value v starts a run of NAME, sending (v,x); runs interleave"),
         Entry(syntax: "concatMap NAME", example: "concatMap s", meaning: "like flatMap, one run at a time, in order"),
         Entry(syntax: "flatMapLatest NAME", example: "flatMapLatest s", meaning: "like flatMap; a new value cancels the previous run"),
+        Entry(syntax: "flatMapMax N NAME", example: "flatMapMax 2 s",
+              meaning: "like flatMap, at most N runs at once; later values wait their turn, in order"),
+        Entry(syntax: "flatMapFirst NAME", example: "flatMapFirst s",
+              meaning: "like flatMap; values that arrive while a run is going are ignored"),
         Entry(syntax: "flatten", example: "flatten",
               meaning: "each value names a cold signal or subject; their events, merged"),
         Entry(syntax: "switchToLatest", example: "switchToLatest",
               meaning: "each value names a cold signal or subject; the latest one's events only"),
         Entry(syntax: "catch NAME", example: "catch s", meaning: "on error, switches to NAME"),
         Entry(syntax: "retry N", example: "retry 2", meaning: "on error, subscribes again, up to N times"),
+        Entry(syntax: "retryBackoff N DURATION", example: "retryBackoff 3 10ms",
+              meaning: "on error, subscribes again after DURATION, doubling the wait each time, up to N times"),
         Entry(syntax: "log [LABEL]", example: "log clicks", meaning: "prints [LABEL] next(V) … for each event (LABEL: the let's name)"),
         Entry(syntax: "onNext [LABEL]", example: "onNext clicks", meaning: "prints [LABEL] onNext V before passing each value on"),
         Entry(syntax: "onError [LABEL]", example: "onError", meaning: "prints [LABEL] onError MESSAGE before passing the error on"),
@@ -128,6 +134,8 @@ public enum Language {
         Entry(syntax: "autoconnect", example: "publish |> autoconnect",
               meaning: "after publish or multicast: the first subscriber connects, the last leaving disconnects"),
         Entry(syntax: "share", example: "share", meaning: "shares one run while anyone is subscribed"),
+        Entry(syntax: "shareReplay N", example: "shareReplay 1",
+              meaning: "like share; a late subscriber first gets the run's last N values"),
     ]
 
     /// The reference as `help` prints it.

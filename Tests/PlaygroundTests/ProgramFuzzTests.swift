@@ -173,7 +173,9 @@ struct ProgramGenerator {
                 } else {
                     total += more
                     inputs += others
-                    op = ([combining] + others).joined(separator: " ")
+                    // flatMapMax takes its limit before the signal's name.
+                    let limit = combining == "flatMapMax" ? ["\(Int.random(in: 1...3, using: &random))"] : []
+                    op = ([combining] + limit + others).joined(separator: " ")
                     // The forms with a trailing argument: a fallback's timeout, a sample's default.
                     if combining == "timeoutFallback" { op = "timeout \(Int.random(in: 0...40, using: &random))ms \(others[0])" }
                     if combining == "sample" && Bool.random(using: &random) { op += " \(value())" }
@@ -204,11 +206,12 @@ struct ProgramGenerator {
 
     /// The operators that read another signal of the script.
     static let combining = ["merge", "concat", "zip", "combineLatest", "takeUntil", "sample", "then", "catch",
-                            "flatMap", "concatMap", "flatMapLatest", "withLatest", "skipUntil", "timeoutFallback"]
+                            "flatMap", "concatMap", "flatMapLatest", "withLatest", "skipUntil", "timeoutFallback",
+                            "flatMapFirst", "flatMapMax"]
 
     private mutating func randomOperator() -> String {
         let duration = "\(Int.random(in: 0...40, using: &random))ms"
-        switch Int.random(in: 0..<62, using: &random) {
+        switch Int.random(in: 0..<64, using: &random) {
         case 0: return "map +\(Int.random(in: -9...9, using: &random))"
         case 1: return "map *\(Int.random(in: -3...3, using: &random))"
         case 2: return "filter >\(Int.random(in: -5...20, using: &random))"
@@ -271,6 +274,9 @@ struct ProgramGenerator {
         case 56: return "takeWhile <\(Int.random(in: -5...20, using: &random)) inclusive"
         case 57: return "throttle \(duration) first"
         case 58: return "buffer \(Int.random(in: 1...4, using: &random)) \(Int.random(in: 1...40, using: &random))ms"
+        case 59: return "flatMapFirst"
+        case 60: return "flatMapMax"
+        case 61: return "shareReplay \(Int.random(in: 1...3, using: &random))"
         default: return Bool.random(using: &random) ? "dematerialize" : "log"
         }
     }

@@ -68,6 +68,34 @@ extension SignalProtocol {
         }
     }
 
+    /// On error, subscribes again, with no limit (RxSwift's `retry()`, ReactiveSwift's
+    /// `retry(upTo: .max)`): only completion, or disposing the result, ends it.
+    ///
+    ///     source (1st):  -1-#
+    ///     source (2nd):  -1-#
+    ///     source (3rd):  -1-2|
+    ///     retry():       -1--1--1-2|
+    ///
+    /// Values from failed attempts are forwarded as they came. Retries run in a loop, not
+    /// recursively: a source that fails at once, forever, is an endless loop of the caller's
+    /// making, but in constant stack, and disposing the result from another thread (or a
+    /// callback) stops it within an attempt. To wait between attempts, use
+    /// `retry(upTo:backoff:on:)` or `retry(when:)`.
+    ///
+    ///     let feed = connect(to: server).retry()   // reconnects after every failure
+    ///
+    /// - Returns: A signal that never fails: it completes when an attempt completes.
+    public func retry() -> Signal<Value> {
+        Signal { downstream in
+            // As `retry(_:)`: the driver joins this subscription before the first attempt, and
+            // links each attempt into its slot before that attempt's producer runs.
+            let driver = RetryDriver(source: self, retries: nil, downstream: downstream)
+            downstream.disposable.add(driver)
+            driver.start()
+            return nil
+        }
+    }
+
     /// Fails with `TimeoutError` unless the signal ends within `interval` of subscribing
     /// (RAC's `timeout:onScheduler:`).
     ///
@@ -100,7 +128,8 @@ final class RetryDriver<Source: SignalProtocol>: Disposable, @unchecked Sendable
 
     /// Guarded by `state`.
     private struct State {
-        var retriesLeft: Int
+        /// nil: no limit (`retry()`).
+        var retriesLeft: Int?
         var isLooping = false
         var mustRetry = false
         var isDisposed = false
@@ -111,7 +140,7 @@ final class RetryDriver<Source: SignalProtocol>: Disposable, @unchecked Sendable
     private let state: Lock<State>
     private let current = SerialDisposable()
 
-    init(source: Source, retries: Int, downstream: any SubscriberProtocol<Value>) {
+    init(source: Source, retries: Int?, downstream: any SubscriberProtocol<Value>) {
         self.source = source
         self.downstream = downstream
         state = Lock(State(retriesLeft: retries))
@@ -133,7 +162,7 @@ final class RetryDriver<Source: SignalProtocol>: Disposable, @unchecked Sendable
     private func failed(_ error: any Error) {
         let retry = state.withLock { state in
             if state.isDisposed || state.retriesLeft == 0 { return false }
-            state.retriesLeft -= 1
+            if let left = state.retriesLeft { state.retriesLeft = left - 1 }
             state.mustRetry = true
             return true
         }

@@ -6,10 +6,11 @@
 ///
 /// What a run's end leaves depends on how the connection was made. `multicast(_:)` keeps the
 /// subject it was given, with its state: once it has ended, its terminal event is all a later
-/// subscriber gets, and the source is not run again. `publish()` resets instead (RxSwift's
-/// `publish()`): when the source ends, the connection takes a fresh `Subject` before the
-/// terminal event is forwarded, so a later subscriber waits for the next `connect()`, which
-/// runs the source again.
+/// subscriber gets, and the source is not run again. `publish()` and `multicast(makeSubject:)`
+/// reset instead (RxSwift's `publish()` and `multicast(makeSubject:)`): when the source ends,
+/// the connection takes a fresh subject (a `Subject`, or the factory's) before the terminal
+/// event is forwarded, so a later subscriber waits for the next `connect()`, which runs the
+/// source again.
 ///
 ///     let connection = expensive.multicast(Subject())
 ///     connection.signal.subscribeNext { print("a \($0)") }
@@ -18,10 +19,11 @@
 public final class MulticastConnection<Value>: SignalProtocol {
     /// Guarded by `state`.
     private struct State: @unchecked Sendable {  // the subject box leaves the lock only for threads subscribing to or connecting this connection, which reach it through signals that are Sendable when `Value` is
-        /// The subject subscribers subscribe to now: the given one for good, or `publish()`'s
-        /// current one, replaced by a fresh `Subject` when the run feeding it ends.
+        /// The subject subscribers subscribe to now: the given one for good, or the current one
+        /// of `publish()` or `multicast(makeSubject:)`, replaced by a fresh one when the run
+        /// feeding it ends.
         var subject: SubjectBox<Value>
-        /// The run `connect()` started, until it is disposed or (`publish()`) its source ends.
+        /// The run `connect()` started, until it is disposed or (with fresh subjects) its source ends.
         var connection: SerialDisposable?
         /// The subscriber count of every `autoconnect()` signal of this connection (one count
         /// per connection, as RAC's), made by the first `autoconnect()` call.
@@ -29,21 +31,27 @@ public final class MulticastConnection<Value>: SignalProtocol {
     }
 
     private let source: any SignalProtocol<Value>
-    /// The subject `multicast(_:)` was given, kept with its state; nil for `publish()`.
+    /// The subject `multicast(_:)` was given, kept with its state; nil for fresh subjects.
     private let givenSubject: (any SignalProtocol<Value> & SubscriberProtocol<Value>)?
+    /// Makes the fresh subject of each run (`publish()`, `multicast(makeSubject:)`); nil for a
+    /// given subject. User code: called only outside the lock.
+    private let makeSubject: (() -> any SignalProtocol<Value> & SubscriberProtocol<Value>)?
     private let state: Lock<State>
 
     init(source: any SignalProtocol<Value>, subject: any SignalProtocol<Value> & SubscriberProtocol<Value>) {
         self.source = source
         givenSubject = subject
+        makeSubject = nil
         state = Lock(State(subject: SubjectBox(subject)))
     }
 
-    /// `publish()`'s connection: a fresh `Subject` now, and again after each run's end.
-    init(publishing source: any SignalProtocol<Value>) {
+    /// The connection of `publish()` and `multicast(makeSubject:)`: a subject from `makeSubject`
+    /// now, and a fresh one after each run's end.
+    init(source: any SignalProtocol<Value>, makeSubject: @escaping () -> any SignalProtocol<Value> & SubscriberProtocol<Value>) {
         self.source = source
         givenSubject = nil
-        state = Lock(State(subject: SubjectBox(Subject<Value>())))
+        self.makeSubject = makeSubject
+        state = Lock(State(subject: SubjectBox(makeSubject())))
     }
 
     /// The multicast signal: subscribing subscribes to the subject (for `publish()`, the
@@ -116,14 +124,22 @@ public final class MulticastConnection<Value>: SignalProtocol {
     /// run may feed it now, and a stale end must not end that run's subscribers or reset its
     /// count. Decided under the lock, against `connect()`'s own check, so either the end wins
     /// (the subject is replaced before any newer run can take it) or the disposal does.
+    ///
+    /// The fresh subject is made first, outside the lock (the factory is user code), once the run
+    /// is known to be current; if a disposal wins the race meanwhile, it is dropped unused.
     private func runEnded(_ connection: SerialDisposable, feeding subject: SubjectBox<Value>) -> Bool {
-        let (isCurrent, count) = state.withLock { state -> (Bool, SharedConnection<SubjectBox<Value>>?) in
-            guard state.connection === connection, !connection.isDisposed else { return (false, nil) }
+        let wasCurrent = state.withLock { state in state.connection === connection && !connection.isDisposed }
+        guard wasCurrent, let makeSubject else { return false }
+        let fresh = SubjectBox(makeSubject())
+        let (isCurrent, count, unused) = state.withLock { state -> (Bool, SharedConnection<SubjectBox<Value>>?, SubjectBox<Value>?) in
+            guard state.connection === connection, !connection.isDisposed else { return (false, nil, fresh) }
             state.connection = nil
             // Not released here: the run's feeder holds `subject` until it has forwarded.
-            if state.subject === subject { state.subject = SubjectBox(Subject<Value>()) }
-            return (true, state.autoconnection)
+            guard state.subject === subject else { return (true, state.autoconnection, fresh) }
+            state.subject = fresh
+            return (true, state.autoconnection, nil)
         }
+        _ = unused  // released after unlocking: its teardown may run user code
         guard isCurrent else { return false }
         count?.sourceEnded(subject)
         connection.dispose()  // user code (the source's dispose): after unlocking
@@ -248,7 +264,33 @@ extension SignalProtocol {
     ///
     ///     let shared = s.publish().autoconnect()
     public func publish() -> MulticastConnection<Value> {
-        MulticastConnection(publishing: self)
+        MulticastConnection(source: self, makeSubject: { Subject<Value>() })
+    }
+
+    /// Wires `self` to a fresh subject from `makeSubject` for each run, in a `MulticastConnection`
+    /// (RxSwift's `multicast(makeSubject:)`).
+    ///
+    ///     source:  -1|        (each run)
+    ///     first:   -1|        (subscribes, then connect() at 0 ms)
+    ///     second:  ----1|     (subscribes, then connect() at 30 ms: a fresh run into a fresh subject)
+    ///
+    /// `publish()` with a subject of your choice: the first subject is made at once; when the
+    /// source ends, the connection takes a fresh subject before forwarding the terminal event, so
+    /// a later subscriber, and the next `connect()`, start a fresh run instead of getting the
+    /// ended subject's terminal event (as `multicast(_:)` gives). A run disposed before its
+    /// source ended keeps its subject, and its subscribers, for the next `connect()`.
+    /// `makeSubject` runs on the thread that delivers the source's terminal event, outside any
+    /// lock of Ripple's.
+    ///
+    ///     let latest = request.multicast(makeSubject: { ReplaySubject<Page>(capacity: 1) })
+    ///     latest.signal.subscribeNext { show($0) }
+    ///     latest.connect()   // after it ends, connect() again runs `request` into a fresh subject
+    ///
+    /// - Parameter makeSubject: Makes the subject of one run.
+    /// - Returns: The connection.
+    public func multicast<S: SignalProtocol & SubscriberProtocol>(makeSubject: @escaping () -> S) -> MulticastConnection<Value>
+    where S.Value == Value {
+        MulticastConnection(source: self, makeSubject: { makeSubject() })
     }
 
     /// Subscribes to `self` at once and replays every value to each subscriber (RAC's `replay`).
@@ -298,7 +340,33 @@ extension SignalProtocol {
     ///
     ///     let page = request.share().retry(3)   // subscribers share a run; each retry runs `request` again
     public func share() -> Signal<Value> {
-        let shared = ShareState<Value>(source: self)
+        let shared = ShareState<Value>(source: self, make: { Subject<Value>() })
+        return Signal { subscriber in shared.subscribe(subscriber) }
+    }
+
+    /// `share()` that keeps the last `count` values of the current run and replays them to each
+    /// new subscriber (RxSwift's `share(replay:scope: .whileConnected)`).
+    ///
+    ///     source:  -1-2-3-4|
+    ///     first:   -1-2-3-4|
+    ///     second:  -----(23)-4|     (joins at 55 ms; replay 2: the last two values at once)
+    ///
+    /// As `share()`, the first subscriber connects and the last one leaving disconnects; each
+    /// run feeds a fresh `ReplaySubject` of capacity `count`, so what is replayed is only what
+    /// the current run sent. When the source ends, its subscribers get the terminal event and
+    /// the replay is forgotten: a later subscriber starts a fresh run (RxSwift's
+    /// `.whileConnected`, not `.forever`; for a replay that outlives the run, use
+    /// `replayLazily(capacity:)`). `share(replay: 0)` is `share()`.
+    ///
+    ///     let settings = loadSettings().share(replay: 1)   // late subscribers get the latest at once
+    ///
+    /// - Parameter count: How many of the latest values to replay; zero or more.
+    /// - Returns: A signal that shares one run of `self` among its current subscribers.
+    /// - Precondition: `count` is zero or more.
+    public func share(replay count: Int) -> Signal<Value> {
+        precondition(count >= 0, "share(replay:) needs a count of zero or more, got \(count)")
+        if count == 0 { return share() }
+        let shared = ShareState<Value>(source: self, make: { ReplaySubject<Value>(capacity: count) })
         return Signal { subscriber in shared.subscribe(subscriber) }
     }
 }
@@ -309,15 +377,18 @@ private struct UnownedConnection<Value>: @unchecked Sendable {  // see `autoconn
     unowned let value: MulticastConnection<Value>
 }
 
-/// The connection behind `share()`: a fresh `Subject` per connection, counted subscribers.
+/// The connection behind `share()` and `share(replay:)`: a fresh subject (`make`: Ripple's
+/// own `Subject` or `ReplaySubject`, made under the count's lock, no user code) per
+/// connection, counted subscribers.
 final class ShareState<Value>: Sendable {
-    private let count: SharedConnection<Subject<Value>>
+    private let count: SharedConnection<SubjectBox<Value>>
 
-    init(source: any SignalProtocol<Value>) {
+    init(source: any SignalProtocol<Value>, make: @escaping @Sendable () -> any SignalProtocol<Value> & SubscriberProtocol<Value>) {
         // Reached only through the `share()` signal, which crosses threads only when `Value`
         // is `Sendable` (and then so is `source`, being a signal of it).
         let source = UncheckedSendable(source)
-        count = SharedConnection(make: { Subject<Value>() }, connect: { subject, ended in
+        count = SharedConnection(make: { SubjectBox(make()) }, connect: { box, ended in
+            let subject = box.subject
             let connection = SerialDisposable()
             // When the source ends, before its terminal event reaches the subject: reset the
             // count, then dispose the ended run, so a subscriber arriving from a terminal
@@ -335,9 +406,9 @@ final class ShareState<Value>: Sendable {
     }
 
     func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
-        let (subject, ticket) = count.join()
-        let subscription = subject.subscribe(subscriber)
-        count.finishJoin(subject, ticket)
+        let (box, ticket) = count.join()
+        let subscription = box.subject.subscribe(subscriber)
+        count.finishJoin(box, ticket)
         return CompoundDisposable([subscription, ActionDisposable { [count] in count.leave(ticket) }])
     }
 }

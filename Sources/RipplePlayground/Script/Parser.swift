@@ -312,6 +312,9 @@ struct Parser {
             guard span > .zero else { throw cursor.failure(at: spanToken.column, "'buffer' takes a duration above 0ms") }
             return .bufferTimeCount(n, span)
         case "retry": return .retry(try count(&cursor, for: "retry"))
+        case "retryBackoff":
+            let n = try count(&cursor, for: "retryBackoff")
+            return .retryBackoff(n, try duration(&cursor))
         case "merge": return .merge(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "concat": return .concat(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "zip", "combineLatest":
@@ -335,6 +338,12 @@ struct Parser {
         case "flatMap": return .flatMap(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "concatMap": return .concatMap(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "flatMapLatest": return .flatMapLatest(try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "flatMapMax":
+            let limit = cursor.peek()
+            let n = try count(&cursor, for: "flatMapMax")
+            guard n >= 1 else { throw cursor.failure(at: limit!.column, "'flatMapMax' takes a limit of at least 1, found '0'") }
+            return .flatMapMax(n, try use(&cursor, where: \.isSignal, expected: "a signal"))
+        case "flatMapFirst": return .flatMapFirst(try use(&cursor, where: \.isSignal, expected: "a signal"))
         case "flatten": return .flatten
         case "switchToLatest": return .switchToLatest
         case "log": return .log(label(&cursor))
@@ -382,6 +391,11 @@ struct Parser {
         case "replayLast": return .replayLast
         case "publish": return .publish
         case "share": return .share
+        case "shareReplay":
+            let argument = cursor.peek()
+            let n = try count(&cursor, for: "shareReplay")
+            guard n >= 1 else { throw cursor.failure(at: argument!.column, "'shareReplay' takes a count of at least 1, found '0'") }
+            return .shareReplay(n)
         default:
             throw cursor.failure(at: name.column, "unknown operator \(quoted(name.text))")
         }

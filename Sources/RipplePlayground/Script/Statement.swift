@@ -91,11 +91,16 @@ enum Operator {
     case delay(Duration), throttle(Duration), debounce(Duration), timeout(Duration)
     case bufferCount(Int), bufferTime(Duration)
     case retry(Int)
+    /// `retryBackoff N DURATION`: waits DURATION before the first retry, doubling it each time.
+    case retryBackoff(Int, Duration)
     case merge(String), concat(String), zip(String), combineLatest(String), takeUntil(String)
     /// `zip B C` and `combineLatest B C`: the three-signal forms, values `(a,b,c)`.
     case zip3(String, String), combineLatest3(String, String)
     case then(String), catchTo(String), sample(String)
     case flatMap(String), concatMap(String), flatMapLatest(String)
+    /// `flatMapMax N NAME`: at most N runs of NAME at once; `flatMapFirst NAME`: values that
+    /// arrive while a run is going are ignored.
+    case flatMapMax(Int, String), flatMapFirst(String)
     /// Each value names a cold signal or subject of the script: `flatten` merges their runs,
     /// `switchToLatest` follows the latest one.
     case flatten, switchToLatest
@@ -107,6 +112,8 @@ enum Operator {
     case subscribeOn
     case deliverOn(bufferSize: Int?, overflow: DeliveryOverflow?)
     case replay, replayLast, replayLazily(Int?), publish, share
+    /// `shareReplay N`: `share` that replays the run's last N values to a late subscriber.
+    case shareReplay(Int)
     case multicast(MulticastSubject), autoconnect
     /// `withLatest NAME`: values `(a,b)`; `skipUntil NAME`; `combinePrevious [VALUE]`: values `(previous,current)`.
     case withLatest(String), skipUntil(String), combinePrevious(String?)
@@ -123,7 +130,8 @@ enum Operator {
         switch self {
         case .merge(let name), .concat(let name), .zip(let name), .combineLatest(let name), .takeUntil(let name),
              .then(let name), .catchTo(let name), .sample(let name),
-             .flatMap(let name), .concatMap(let name), .flatMapLatest(let name):
+             .flatMap(let name), .concatMap(let name), .flatMapLatest(let name),
+             .flatMapMax(_, let name), .flatMapFirst(let name):
             return [name]
         case .zip3(let b, let c), .combineLatest3(let b, let c):
             return [b, c]
@@ -143,11 +151,13 @@ enum Operator {
         }
     }
 
-    /// How many times the operator may send one upstream event again: `retry N` runs its
-    /// source up to N + 1 times. The checker multiplies the fan-out by it.
+    /// How many times the operator may send one upstream event again: `retry N` (and
+    /// `retryBackoff N …`) runs its source up to N + 1 times. The checker multiplies the fan-out by it.
     var repeats: Int {
-        if case .retry(let count) = self { return count + 1 }
-        return 1
+        switch self {
+        case .retry(let count), .retryBackoff(let count, _): return count + 1
+        default: return 1
+        }
     }
 }
 

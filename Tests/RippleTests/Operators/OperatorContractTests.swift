@@ -40,7 +40,17 @@ struct OperatorCase: CustomTestStringConvertible, Sendable {
         .init("concatMap") { s, clock in s.concatMap { Signal.just($0) }.map { "\($0)" } },
         .init("flatMapLatest") { s, clock in s.flatMapLatest { Signal.just($0) }.map { "\($0)" } },
         .init("then") { s, clock in s.then(Signal<Int>.just(1)).map { "\($0)" } },
+        .init("flatMapMaxConcurrent") { s, clock in s.flatMap(maxConcurrent: 2) { Signal.just($0) }.map { "\($0)" } },
+        .init("mergeMaxConcurrent") { s, clock in s.map { Signal.just($0) }.merge(maxConcurrent: 1).map { "\($0)" } },
+        .init("flatMapFirst") { s, clock in s.flatMapFirst { Signal.just($0) }.map { "\($0)" } },
+        .init("deferred") { s, clock in Signal.deferred { s }.map { "\($0)" } },
         .init("retry(0)") { s, clock in s.retry(0).map { "\($0)" } },
+        .init("retryBackoff(0)") { s, clock in
+            s.retry(upTo: 0, backoff: .constant(.seconds(1)), on: clock).map { "\($0)" }
+        },
+        .init("retryWhen") { s, clock in
+            s.retry(when: { errors in errors.flatMap { Signal<Int>.error($0) } }).map { "\($0)" }
+        },
         .init("timeout") { s, clock in s.timeout(.seconds(1), on: clock).map { "\($0)" } },
         .init("delay") { s, clock in s.delay(.seconds(1), on: clock).map { "\($0)" } },
         .init("throttle") { s, clock in s.throttle(.seconds(1), on: clock).map { "\($0)" } },
@@ -57,6 +67,10 @@ struct OperatorCase: CustomTestStringConvertible, Sendable {
         .init("deliverOn") { s, clock in s.deliver(on: ImmediateScheduler.shared).map { "\($0)" } },
         .init("publish.autoconnect") { s, clock in s.publish().autoconnect().map { "\($0)" } },
         .init("share") { s, clock in s.share().map { "\($0)" } },
+        .init("shareReplay") { s, clock in s.share(replay: 2).map { "\($0)" } },
+        .init("multicastMakeSubject.autoconnect") { s, clock in
+            s.multicast(makeSubject: { ReplaySubject<Int>(capacity: 1) }).autoconnect().map { "\($0)" }
+        },
         .init("replayLazily") { s, clock in s.replayLazily().map { "\($0)" } },
         .init("takeDuring") { s, clock in s.take(during: keptAlive.lifetime).map { "\($0)" } },
         .init("log") { s, clock in s.log("t", output: { _ in }).map { "\($0)" } },
@@ -94,6 +108,14 @@ struct OperatorCase: CustomTestStringConvertible, Sendable {
         .init("catch") { s, clock in s.catch { _ in Signal<Int>.empty }.map { "\($0)" } },
         .init("catchTo") { s, clock in s.catchTo(Signal<Int>.empty).map { "\($0)" } },
         .init("retry(3)") { s, clock in s.retry(3).map { "\($0)" } },
+        .init("retry()") { s, clock in s.retry().map { "\($0)" } },
+        .init("retryBackoff(3)") { s, clock in
+            s.retry(upTo: 3, backoff: .exponential(initial: .seconds(1), multiplier: 2, maximum: .seconds(4)), on: clock)
+                .map { "\($0)" }
+        },
+        .init("retryWhenDelayed") { s, clock in
+            s.retry(when: { errors in errors.delay(.seconds(1), on: clock) }).map { "\($0)" }
+        },
         .init("pipe") { s, clock in (s |> map { $0 + 1 } |> filter { $0 > 0 }).map { "\($0)" } },
     ]
 }

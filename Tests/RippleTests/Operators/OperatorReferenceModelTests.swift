@@ -8,7 +8,9 @@ enum ModelOperator: String, CaseIterable, CustomTestStringConvertible, Sendable 
     case map, filter, compactMap, scan, take, skip, takeWhile, skipWhile, distinctUntilChanged, startWith
     case reduce, collect, first, last, ignoreValues, materialize
     case merge, concat, zip, combineLatest, flatMap, switchToLatest, concatMap
+    case flatMapMaxConcurrent, flatMapFirst
     case then, `catch`, catchTo, retry, takeUntil, sample
+    case retryBackoff
     case delay, debounce, throttle, bufferCount, bufferTimeSpan, timeout, deliverOn, subscribeOn
     case withLatest, combinePrevious, scanInto, skipUntil, takeLast, takeWhileInclusive, elementAt
     case takeFor, skipFor, throttleFirst, timeoutSwitching, bufferTimeCount, sampleDefault
@@ -20,6 +22,7 @@ enum ModelOperator: String, CaseIterable, CustomTestStringConvertible, Sendable 
         case .merge, .concat, .then, .zip, .combineLatest, .catch, .catchTo, .takeUntil, .sample: 2
         case .withLatest, .skipUntil, .timeoutSwitching, .sampleDefault: 2
         case .flatMap, .switchToLatest, .concatMap, .retry: 3
+        case .flatMapMaxConcurrent, .flatMapFirst, .retryBackoff: 3
         default: 1
         }
     }
@@ -60,6 +63,8 @@ enum ModelOperator: String, CaseIterable, CustomTestStringConvertible, Sendable 
         case .flatMap: return s[0].flatMap(inner).map(text)
         case .switchToLatest: return s[0].map(inner).switchToLatest().map(text)
         case .concatMap: return s[0].concatMap(inner).map(text)
+        case .flatMapMaxConcurrent: return s[0].flatMap(maxConcurrent: 2, inner).map(text)
+        case .flatMapFirst: return s[0].flatMapFirst(inner).map(text)
         case .then: return s[0].then(s[1]).map(text)
         case .catch: return s[0].catch { _ in s[1] }.map(text)
         case .catchTo: return s[0].catchTo(s[1]).map(text)
@@ -72,6 +77,15 @@ enum ModelOperator: String, CaseIterable, CustomTestStringConvertible, Sendable 
                 }
                 return s[attempt].subscribe(subscriber)
             }.retry(2).map(text)
+        case .retryBackoff:
+            let attempts = Box(0)
+            return Signal<Int> { subscriber in
+                let attempt = attempts.mutate { count in
+                    defer { count += 1 }
+                    return count
+                }
+                return s[attempt].subscribe(subscriber)
+            }.retry(upTo: 2, backoff: .constant(interval), on: clock).map(text)
         case .takeUntil: return s[0].take(until: s[1]).map(text)
         case .sample: return s[0].sample(s[1]).map(text)
         case .delay: return s[0].delay(interval, on: clock).map(text)
@@ -222,10 +236,10 @@ func checkAgainstReference(_ op: ModelOperator, _ inputs: ModelInputs) -> String
     return problems.isEmpty ? nil : problems.joined(separator: "; ")
 }
 
-/// Serialized: its 37 CPU-bound cases would otherwise fill the test pool's threads at once and
+/// Serialized: its 40 CPU-bound cases would otherwise fill the test pool's threads at once and
 /// hold up the timing-sensitive suites running beside them.
 @Suite(.leakChecked, .serialized, .offThePool) struct OperatorReferenceModelTests {
-    /// Runs per operator (× 37 operators: 18,500 per `swift test`, about 2 s of CPU in a debug build);
+    /// Runs per operator (× 40 operators: 20,000 per `swift test`, about 2 s of CPU in a debug build);
     /// `RIPPLE_MODEL_RUNS` overrides it for a longer search.
     static let runs = ProcessInfo.processInfo.environment["RIPPLE_MODEL_RUNS"].flatMap { Int($0) } ?? Workload.size(500)
 

@@ -142,6 +142,40 @@ extension ModelOperator {
                     advance()
                 }
             }
+        case .flatMapMaxConcurrent, .flatMapFirst:
+            // At most `limit` inner runs; `flatMapMaxConcurrent` queues the rest in arrival
+            // order, `flatMapFirst` ignores values while one runs.
+            let limit = self == .flatMapFirst ? 1 : 2
+            var running = 0
+            var queue: [Int] = []
+            var outerDone = false
+            func advance() {
+                while !w.ended, running < limit, !queue.isEmpty {
+                    running += 1
+                    w.subscribe(queue.removeFirst()) { event in
+                        switch event {
+                        case .next(let value): w.emit("\(value)")
+                        case .error: w.end(event)
+                        case .completed:
+                            running -= 1
+                            advance()
+                        }
+                    }
+                }
+                if outerDone, running == 0, queue.isEmpty { w.end(.completed) }
+            }
+            w.subscribe(0) { event in
+                switch event {
+                case .next(let value):
+                    if self == .flatMapFirst, running > 0 { return }
+                    queue.append(1 + value % 2)
+                    advance()
+                case .error: w.end(event)
+                case .completed:
+                    outerDone = true
+                    advance()
+                }
+            }
         case .switchToLatest:
             var generation = 0
             var innerActive = false
@@ -185,6 +219,18 @@ extension ModelOperator {
             func attempt(_ index: Int) {
                 w.subscribe(index) { event in
                     if case .error = event, index < 2 { attempt(index + 1) } else { w.passing()(event) }
+                }
+            }
+            attempt(0)
+        case .retryBackoff:
+            // Attempt k + 1 subscribes to s[k + 1], `interval` after attempt k failed.
+            func attempt(_ index: Int) {
+                w.subscribe(index) { event in
+                    if case .error = event, index < 2 {
+                        w.schedule(after: d) { attempt(index + 1) }
+                    } else {
+                        w.passing()(event)
+                    }
                 }
             }
             attempt(0)

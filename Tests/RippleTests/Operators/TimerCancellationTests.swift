@@ -1,6 +1,7 @@
 import Testing
 @testable import Ripple
 import RippleTestSupport
+import RippleTesting
 
 /// A value whose lifetime a test watches through a weak reference.
 final class Payload: @unchecked Sendable {  // immutable
@@ -107,15 +108,14 @@ enum SchedulingOperator: String, CaseIterable, CustomTestStringConvertible, Send
     @Test func aDelayedValueStillArrivesWhenOnlyAnotherSubscriptionIsDisposed() {
         let clock = TestScheduler()
         let source = Subject<Int>()
-        let kept = TimedRecorder<Int>(clock)
         let delayed = source.delay(.milliseconds(20), on: clock)
-        let keptSubscription = delayed.subscribe(kept)
+        let kept = clock.record(delayed)
         let dropped = delayed.subscribeNext { _ in Issue.record("a disposed subscription got a value") }
         source.sendNext(1)
         dropped.dispose()
         #expect(clock.livePendingCount == 1)
         clock.run()
-        #expect(kept.marbles == "--1")
-        keptSubscription.dispose()
+        #expect(kept.events == [.next(20, 1)])
+        kept.dispose()
     }
 }

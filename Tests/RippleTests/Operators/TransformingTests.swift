@@ -1,6 +1,7 @@
 import Testing
 @testable import Ripple
 import RippleTestSupport
+import RippleTesting
 
 @Suite(.leakChecked) struct TransformingTests {
     @Test func mapTransformsEachValue() {
@@ -143,20 +144,28 @@ import RippleTestSupport
 
     @Test func takeUntilCompletesWhenTheTriggerSendsOrCompletes() {
         let clock = TestScheduler()
-        let source = Marbles.hot("-1-2-3-4-|", on: clock)
-        let trigger = Marbles.hot("------x", on: clock)
-        #expect(marbles(source.take(until: trigger), on: clock) == "-1-2-3|")
+        let source = clock.hot("-1-2-3-4-|")
+        let trigger = clock.hot("------x")
+        let r = clock.record(source.take(until: trigger))
+        clock.run()
+        #expect(r.events == "-1-2-3|")
+        #expect(source.subscriptions == ["^-----!"])
         let clock2 = TestScheduler()
-        let source2 = Marbles.hot("-1-2-3-4-|", on: clock2)
-        let trigger2 = Marbles.hot("----|", on: clock2)
-        #expect(marbles(source2.take(until: trigger2), on: clock2) == "-1-2|")
+        let source2 = clock2.hot("-1-2-3-4-|")
+        let trigger2 = clock2.hot("----|")
+        let r2 = clock2.record(source2.take(until: trigger2))
+        clock2.run()
+        #expect(r2.events == "-1-2|")
     }
 
     @Test func takeUntilForwardsTheTriggersError() {
         let clock = TestScheduler()
-        let source = Marbles.hot("-1-2-3-|", on: clock)
-        let trigger = Marbles.hot("--#", on: clock)
-        #expect(marbles(source.take(until: trigger), on: clock) == "-1#")
+        let source = clock.hot("-1-2-3-|")
+        let trigger = clock.hot("--#")
+        let r = clock.record(source.take(until: trigger))
+        clock.run()
+        #expect(r.events == "-1#")
+        #expect(trigger.subscriptions == ["^-!"])
     }
 
     @Test func firstAndLastSendOneValueThenComplete() {

@@ -208,6 +208,11 @@ extension XMLElement {
     /// express the operator, and the text diagram under the heading stands alone.
     static let headingsWithoutPictures: [String: String] = [
         "Transforming.md: scan(into:_:)": "the playground's `scan +` is scan(_:_:); an in-place update draws the same picture",
+        "Combining.md: Signal.deferred(_:)": "a signal made per subscription draws the picture of the signal it makes",
+        "Combining.md: merge(maxConcurrent:)": "the playground has no signal of signals with a limit; flatMapMax draws the same picture",
+        "ErrorOperators.md: retry()": "a failing script signal retried without a limit never ends: no run to draw",
+        "ErrorOperators.md: retry(when:)": "the playground cannot write the handler that turns errors into a trigger",
+        "Sharing.md: multicast(makeSubject:)": "a fresh subject shows only on a reconnect; a first run draws the picture of multicast(_:)",
     ]
 
     /// In the operator articles (those with marble slots), every heading that names a symbol

@@ -202,6 +202,15 @@ struct Shape: Sendable, CustomTestStringConvertible {
         },
         Shape("sample(default:), the source", forwards: false) { source, _ in source.sample(Signal<Int>.never, default: -1) },
         Shape("sample(default:), the sampler") { source, _ in Signal<Int>.never.sample(source, default: -1) },
+        Shape("flatMap(maxConcurrent:), the outer") { source, _ in source.flatMap(maxConcurrent: 2) { Signal.just($0) } },
+        Shape("flatMap(maxConcurrent:), an inner") { source, _ in Signal.just(0).flatMap(maxConcurrent: 2) { _ in source } },
+        Shape("merge(maxConcurrent:)") { source, _ in Signal.just(source).merge(maxConcurrent: 1) },
+        Shape("flatMapFirst, the outer") { source, _ in source.flatMapFirst { Signal.just($0) } },
+        Shape("flatMapFirst, an inner") { source, _ in Signal.just(0).flatMapFirst { _ in source } },
+        Shape("deferred") { source, _ in Signal.deferred { source } },
+        Shape("retry()") { source, _ in source.retry() },
+        Shape("retry(upTo:backoff:on:)") { source, fixture in source.retry(upTo: 1, backoff: .immediate, on: fixture.scheduler) },
+        Shape("retry(when:)") { source, _ in source.retry(when: { errors in errors.map { _ in () } }) },
     ]
 
     static var forwarding: [Shape] { all.filter(\.forwards) }
@@ -268,6 +277,13 @@ struct Repetition: Sendable, CustomTestStringConvertible {
             subscriber.sendError(TestError())
             return nil
         }.retry(count)),
+        Repetition(name: "flatMap(maxConcurrent:)", signal: Signal.from(0..<count).flatMap(maxConcurrent: 1) { Signal.just($0) }),
+        Repetition(name: "flatMapFirst", signal: Signal.from(0..<count).flatMapFirst { Signal.just($0) }),
+        Repetition(name: "retry()", signal: Signal<Int> { subscriber in
+            subscriber.sendNext(1)
+            subscriber.sendError(TestError())
+            return nil
+        }.retry().take(count)),
         Repetition(name: "catch, then concat", signal: Signal<Int>.error(TestError()).catch { _ in
             Signal<Int>.concat(Array(repeating: Signal.just(1), count: count))
         }),

@@ -20,10 +20,10 @@ protocol TopicReader: AnyObject, Sendable {
     /// subject, anything else for the connection.
     func read(on connection: GuardedConnection) async throws -> Int64?
     /// Delivers signed batches (checked against the key) that follow the cursor; one that does
-    /// not, does not decode, or is not fresh, is read from the table instead. Returns the new
-    /// cursor, how many batches were delivered from their notification and how many reads were
-    /// made instead; throws as `read` does.
-    func deliver(_ batches: [SignedValues], on connection: GuardedConnection) async throws -> (cursor: Int64?, signed: Int, reads: Int)
+    /// not, does not decode, or is not fresh, is read from the table instead. Counts both in
+    /// `counts` as it goes (so they are counted even when it throws); returns the new cursor;
+    /// throws as `read` does.
+    func deliver(_ batches: [SignedValues], on connection: GuardedConnection, counting counts: DeliveryCounts) async throws -> Int64?
     /// Records the database's time, read just now (the heartbeat's).
     func synchronize(databaseEpoch: Double)
     /// Ends the subscribers once: `completed` without `failure`, else the error.
@@ -96,25 +96,24 @@ final class Feed<Value: Codable & Sendable>: TopicReader {
         return cursor.last
     }
 
-    func deliver(_ batches: [SignedValues], on connection: GuardedConnection) async throws -> (cursor: Int64?, signed: Int, reads: Int) {
+    func deliver(_ batches: [SignedValues], on connection: GuardedConnection, counting counts: DeliveryCounts) async throws -> Int64? {
         var cursor = self.cursor.withLock { $0 }
         defer { self.cursor.withLock { [cursor] in $0 = cursor } }
-        var signed = 0, reads = 0
         for batch in batches {
             if let last = cursor.last, batch.last <= last { continue }  // a read already delivered it
             if isFresh(batch), let values = decode(batch), cursor.accept(batchFrom: batch.first, count: values.count) {
                 for (offset, value) in values.enumerated() {
                     send(value, sequence: batch.first + Int64(offset), epoch: batch.epoch)
                 }
-                signed += 1
+                counts.signed += 1
             } else {
                 // A gap, a batch that does not decode, or an old one (replayed, or held up):
                 // the table has what to deliver.
-                reads += 1
+                counts.reads += 1
                 if cursor.last == nil { try await readTail(&cursor, on: connection) } else { try await readAfter(&cursor, on: connection) }
             }
         }
-        return (cursor.last, signed, reads)
+        return cursor.last
     }
 
     func synchronize(databaseEpoch: Double) {
@@ -122,16 +121,19 @@ final class Feed<Value: Codable & Sendable>: TopicReader {
     }
 
     /// How old a signed batch may be, on the database's clock, to be delivered from its
-    /// notification: a minute, or `maxAge` if shorter. An older one — a notification captured and
-    /// sent again after the topic's sequences were given out again (a reset, a restore), or one
-    /// that waited in a backlog — is read from the table instead, which is always safe.
-    var signedFreshness: Double { min(60, maxAge?.seconds ?? 60) }
+    /// notification: a minute. An older one — a notification captured and sent again after the
+    /// topic's sequences were given out again (a reset, a restore), or one that waited in a
+    /// backlog — is read from the table instead, as without a key (with `maxAge`, that read can
+    /// report values older than `maxAge` as missed, as a read of a listener held up does). A
+    /// batch older than `maxAge` but within the minute is delivered, stamped with its time: the
+    /// local buffer's `maxAge` keeps it from late subscribers.
+    static var signedFreshness: Double { 60 }
 
     /// Whether `batch` was committed within `signedFreshness` of the database's time now (and
     /// not later than a second from now).
     private func isFresh(_ batch: SignedValues) -> Bool {
         let now = clock.databaseEpoch
-        return batch.epoch >= now - signedFreshness && batch.epoch <= now + 1
+        return batch.epoch >= now - Self.signedFreshness && batch.epoch <= now + 1
     }
 
     /// A signed batch's values, if its body is a JSON array of exactly its count of `Value`s.
@@ -220,6 +222,13 @@ final class Feed<Value: Codable & Sendable>: TopicReader {
             throw PostgresReplayError.missedValues(gap)
         }
     }
+}
+
+/// How a `deliver` of signed batches went: batches delivered from their notification, and reads
+/// made instead.
+final class DeliveryCounts: @unchecked Sendable {  // made, written and read by the one reader task, one deliver at a time
+    var signed = 0
+    var reads = 0
 }
 
 /// A one-time outcome to wait for: resolved once, with an error or none.

@@ -44,7 +44,8 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
     public let maxAge: Duration?
     /// What happens when values were trimmed before this instance read them.
     public let onMissedValues: MissedValuesPolicy
-    /// How often the idle listener checks that its connection still answers.
+    /// How often the listener checks that its connection still answers, and that the topic was
+    /// not reset.
     public let heartbeat: Duration
     private let logger: Logger
     /// Commits `send`'s values (the topics' publisher, see `Publisher`).
@@ -87,7 +88,7 @@ public final class PostgresReplaySubject<Value: Codable & Sendable>: SignalProto
     ///   - resumingAfter: A `lastDeliveredSequence` this instance kept from an earlier run: it
     ///     then delivers every retained value after it, instead of the last `capacity`.
     ///   - onMissedValues: What happens when retention trimmed values before this instance read them.
-    ///   - heartbeat: How often the listener checks its connection (`SELECT 1`, answered within the
+    ///   - heartbeat: How often the listener checks its connection (a query of the topic's head, answered within the
     ///     same time or the connection is closed and opened again): a half-open TCP connection —
     ///     a NAT that forgot it, a failed-over VM — never reports itself, and without the check
     ///     the listener would wait on it for ever while values are committed.

@@ -57,9 +57,9 @@ public final class PostgresTopics: Service, Sendable {
         public var rejected = 0
         /// Reads of the table (one query each, plus one more per 500 values).
         public var reads = 0
-        /// Signed batches taken to be delivered from their notification, with no read
-        /// (`NotificationKey`); one that turns out not to follow the last value delivered, or not
-        /// to decode, is read from the table instead.
+        /// Signed batches delivered from their notification, with no read (`NotificationKey`);
+        /// one that does not follow the last value delivered, does not decode, or is older than
+        /// a minute, is read from the table instead (and counted in `reads`).
         public var signedBatches = 0
 
         /// For example `notifications 120, stale 3, rejected 0, reads 80, signed batches 0`.
@@ -70,7 +70,8 @@ public final class PostgresTopics: Service, Sendable {
 
     /// The name shown in `pg_stat_activity` (`ripple listener NAME`, `ripple publisher NAME`).
     public let name: String
-    /// How often the idle listener checks that its connection still answers.
+    /// How often the listener checks that its connection still answers, and that no topic it
+    /// follows was reset.
     public let heartbeat: Duration
     /// Whether connections may create the tables.
     public let schema: SchemaPolicy
@@ -92,7 +93,8 @@ public final class PostgresTopics: Service, Sendable {
     ///     anything else becomes `?`, at most 63 bytes in all).
     ///   - configuration: How to reach PostgreSQL (`PostgresConnection.Configuration.environment()`).
     ///   - logger: Where connection changes, missed values and rejected notifications are logged.
-    ///   - heartbeat: How often the listener checks its connection (`SELECT 1`, answered within
+    ///   - heartbeat: How often the listener checks its connection (a query of the heads of the
+    ///     topics it follows, answered within
     ///     the same time or the connection is closed and opened again): a half-open TCP
     ///     connection never reports itself.
     ///   - schema: Whether connections may create the tables (`.createIfMissing` by default).
@@ -335,10 +337,11 @@ public final class PostgresTopics: Service, Sendable {
                     var verified: Set<ObjectIdentifier> = []
                     if case .signed(let batch) = payload, let key = notificationKey {
                         let candidates = router.withLock { $0.topics(on: channel) }
-                        var checked: [String: Bool] = [:]
+                        var checked: [[UInt8]: Bool] = [:]  // by bytes, as PostgreSQL compares topics
                         for candidate in candidates {
-                            let valid = checked[candidate.topic] ?? batch.verified(by: key, topic: candidate.topic)
-                            checked[candidate.topic] = valid
+                            let bytes = Array(candidate.topic.utf8)
+                            let valid = checked[bytes] ?? batch.verified(by: key, topic: candidate.topic)
+                            checked[bytes] = valid
                             if valid { verified.insert(candidate.id) }
                         }
                     }
@@ -374,9 +377,9 @@ public final class PostgresTopics: Service, Sendable {
                         logger.trace("reading", metadata: ["ripple.topic": "\(Untrusted.escaped(feed.topic))"])
                         cursor = try await feed.read(on: connection)
                     case .deliver(let batches):
-                        let outcome = try await feed.deliver(batches, on: connection)
-                        cursor = outcome.cursor
-                        router.withLock { $0.delivered(signed: outcome.signed, reads: outcome.reads) }
+                        let counts = DeliveryCounts()
+                        defer { router.withLock { $0.delivered(signed: counts.signed, reads: counts.reads) } }
+                        cursor = try await feed.deliver(batches, on: connection, counting: counts)
                     }
                     router.withLock { $0.read(feed, upTo: cursor) }
                     if catchingUp {
@@ -415,9 +418,11 @@ public final class PostgresTopics: Service, Sendable {
                             }
                             return true
                         }
-                        let cursorOf = Dictionary(cursors.map { ($0.topic, $0.cursor) }, uniquingKeysWith: max)
-                        let topics = Array(cursorOf.keys)
-                        var behind: Set<String> = []
+                        // Keyed by bytes, as PostgreSQL compares topics (Swift's `String` equality is
+                        // canonical equivalence: "caf\u{e9}" and "cafe\u{301}" are one there, two here).
+                        let cursorOf = Dictionary(cursors.map { (Array($0.topic.utf8), $0.cursor) }, uniquingKeysWith: max)
+                        let topics = cursorOf.keys.map { String(decoding: $0, as: UTF8.self) }
+                        var behind: Set<[UInt8]> = []
                         var epoch: Double?
                         for try await (topic, head, now) in try await guarded.query(
                             """
@@ -426,7 +431,8 @@ public final class PostgresTopics: Service, Sendable {
                             """,
                             logger: logger
                         ).decode((String, Int64, Double).self) {
-                            if let cursor = cursorOf[topic], head < cursor { behind.insert(topic) }
+                            let bytes = Array(topic.utf8)
+                            if let cursor = cursorOf[bytes], head < cursor { behind.insert(bytes) }
                             epoch = now
                         }
                         if let epoch { for feed in router.withLock({ $0.feeds }) { feed.synchronize(databaseEpoch: epoch) } }
@@ -628,8 +634,8 @@ struct Router {
 
     /// Reads `topics` again (the heartbeat saw their head below the cursor: the read reports
     /// `cursorAhead`).
-    mutating func reread(topics: Set<String>) {
-        for (id, entry) in entries where topics.contains(entry.feed.topic) {
+    mutating func reread(topics: Set<[UInt8]>) {
+        for (id, entry) in entries where topics.contains(Array(entry.feed.topic.utf8)) {
             let before = entry.hints.inlineBytes
             let outcome = entries[id]!.hints.want()
             inlineBytes -= before

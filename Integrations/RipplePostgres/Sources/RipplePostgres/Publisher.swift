@@ -238,7 +238,15 @@ final class Publisher: Sendable {
             }
         }
         if topics.count == 1 {
-            try await publish(topics[0])  // one statement: one transaction, one round trip
+            // One statement, one implicit transaction, which PostgreSQL commits at the protocol's
+            // Sync, after the statement's CommandComplete; postgres-nio reports the statement
+            // done at CommandComplete, and an error at commit (a deferred constraint, a full
+            // notification queue, a serialization failure) then closes the connection instead
+            // of failing the statement. So a second statement confirms the commit: it runs only
+            // after the Sync's answer, and fails if the connection closed. Two round trips,
+            // where BEGIN … COMMIT would take three.
+            try await publish(topics[0])
+            try await connection.query("SELECT 1", logger: logger)
         } else {
             try await connection.query("BEGIN", logger: logger)
             do {

@@ -22,7 +22,8 @@ extension Schema {
     /// `capacity + 15` values (more only when one batch is larger than `capacity`). Readers never
     /// replay more than `capacity`.
     ///
-    /// Every function is named with its schema (`pg_catalog.`): a role that may create functions
+    /// Every function a better-matching signature could shadow is named with its schema
+    /// (`pg_catalog.`): a role that may create functions
     /// in a schema on the search path (`public`, before PostgreSQL 15) could otherwise shadow one
     /// with a better-matching signature (`cardinality(text[])` over `cardinality(anyarray)`) and
     /// run its code as the publisher. Operators and constructs (`||`, `greatest`, `extract`) are

@@ -43,17 +43,24 @@ extension Database {
             // better-matching overloads of the built-ins the statements call.
             let topic = TestDatabase.topic("shadowed")
             try await subject(topic).send("before")  // the tables exist
+            // Each shadow fails whatever calls it: a statement that still reached one fails.
             let shadows = [
-                "public.cardinality(text[]) RETURNS int LANGUAGE sql AS 'SELECT 1000'",
-                "public.unnest(text[]) RETURNS SETOF text LANGUAGE sql AS $$ SELECT 'FORGED'::text $$",
-                "public.make_interval(secs float8) RETURNS interval LANGUAGE sql AS $$ SELECT interval '-100 years' $$",
-                "public.octet_length(text) RETURNS int LANGUAGE sql AS 'SELECT 0'",
+                "public.cardinality(text[]) RETURNS int",
+                "public.unnest(text[]) RETURNS SETOF text",
+                "public.convert_to(text, text) RETURNS bytea",
+                "public.encode(bytea, text) RETURNS text",
+                "public.to_regclass(text) RETURNS regclass",
             ]
-            for shadow in shadows { try await TestDatabase.sql(PostgresQuery(unsafeSQL: "CREATE OR REPLACE FUNCTION \(shadow)")) }
             do {
+                for shadow in shadows {
+                    try await TestDatabase.sql(PostgresQuery(unsafeSQL: """
+                        CREATE OR REPLACE FUNCTION \(shadow) LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'a shadow ran'; END $$
+                        """))
+                }
                 // New connections: the publishing statement is prepared, and the reads planned,
                 // while the shadows exist.
                 let feed = PostgresReplaySubject<String>(topic: topic, capacity: 10, maxAge: .seconds(600),
+                                                         heartbeat: .milliseconds(100), notificationKey: try NotificationKey(Array(repeating: 7, count: 32)),
                                                          configuration: try TestDatabase.configuration, logger: TestDatabase.logger)
                 let received = Recorder<String>()
                 received.attach(feed)
@@ -62,12 +69,15 @@ extension Database {
                 #expect(sequence == 2)
                 #expect(await eventually(60) { received.values.count >= 2 })
                 #expect(received.values == ["before", "after"])
+                try await Task.sleep(for: .milliseconds(300))  // heartbeats, with their heads query
+                #expect(feed.currentConnectionState.isLive, "\(feed.currentConnectionState)")
                 await running.stop()
             } catch {
                 Issue.record("\(error)")
             }
-            for name in ["cardinality(text[])", "unnest(text[])", "make_interval(float8)", "octet_length(text)"] {
-                try await TestDatabase.sql(PostgresQuery(unsafeSQL: "DROP FUNCTION public.\(name)"))
+            for shadow in shadows {
+                let signature = shadow.components(separatedBy: " RETURNS").first!
+                try await TestDatabase.sql(PostgresQuery(unsafeSQL: "DROP FUNCTION IF EXISTS \(signature)"))
             }
         }
 

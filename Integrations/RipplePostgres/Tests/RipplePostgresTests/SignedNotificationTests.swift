@@ -12,7 +12,9 @@ private let key = try! NotificationKey(Array("the key every instance of the serv
 private let otherKey = try! NotificationKey(Array("a key somebody else made up, 32+ bytes long".utf8))
 
 /// A signed payload for `topic`, as the publishing statement builds it, signed with `key`.
-private func signed(_ topic: String, last: Int64, count: Int, epoch: String = "1764300000.5", body: String, with key: NotificationKey) -> String {
+/// `epoch` is now by default: a forged batch must fail its signature, not its age.
+private func signed(_ topic: String, last: Int64, count: Int, epoch: String = String(format: "%.6f", Date().timeIntervalSince1970),
+                    body: String, with key: NotificationKey) -> String {
     let header = "\(last) \(count) \(epoch)"
     var message = Array("ripple-v1".utf8) + [0] + Array(topic.utf8) + [0] + Array(header.utf8) + [0]
     message += Array(body.utf8)
@@ -23,7 +25,7 @@ private func signed(_ topic: String, last: Int64, count: Int, epoch: String = "1
 /// Signed notifications without a database: the payload's grammar, the signature, the queue.
 @Suite struct SignedNotificationUnitTests {
     @Test func aSignedPayloadParsesOnlyInItsExactForm() throws {
-        let good = signed("t", last: 7, count: 2, body: "[1,2]", with: key)
+        let good = signed("t", last: 7, count: 2, epoch: "1764300000.5", body: "[1,2]", with: key)
         guard case .signed(let batch) = NotificationPayload(good) else {
             Issue.record("not parsed: \(good)")
             return
@@ -68,7 +70,7 @@ private func signed(_ topic: String, last: Int64, count: Int, epoch: String = "1
     }
 
     private func batch(_ first: Int64, _ last: Int64, _ body: String = "[]") -> SignedValues {
-        guard case .signed(let parsed) = NotificationPayload(signed("t", last: last, count: Int(last - first + 1), body: body, with: key)) else {
+        guard case .signed(let parsed) = NotificationPayload(signed("t", last: last, count: Int(last - first + 1), epoch: "1764300000.5", body: body, with: key)) else {
             fatalError("unparsable test batch")
         }
         return SignedValues(parsed)

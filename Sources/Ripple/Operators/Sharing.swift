@@ -8,9 +8,9 @@
 /// subject it was given, with its state: once it has ended, its terminal event is all a later
 /// subscriber gets, and the source is not run again. `publish()` and `multicast(makeSubject:)`
 /// reset instead (RxSwift's `publish()` and `multicast(makeSubject:)`): when the source ends,
-/// the connection takes a fresh subject (a `Subject`, or the factory's) before the terminal
-/// event is forwarded, so a later subscriber waits for the next `connect()`, which runs the
-/// source again.
+/// the connection lets go of its subject before the terminal event is forwarded, and the next
+/// subscriber or `connect()` gets a fresh one (a `Subject`, or the factory's), so a later
+/// subscriber waits for the next `connect()`, which runs the source again.
 ///
 ///     let connection = expensive.multicast(Subject())
 ///     connection.signal.subscribeNext { print("a \($0)") }
@@ -20,8 +20,8 @@ public final class MulticastConnection<Value>: SignalProtocol {
     /// Guarded by `state`.
     private struct State: @unchecked Sendable {  // the subject box leaves the lock only for threads subscribing to or connecting this connection, which reach it through signals that are Sendable when `Value` is
         /// The subject subscribers subscribe to now: the given one for good, or the current one
-        /// of `publish()` or `multicast(makeSubject:)`, replaced by a fresh one when the run
-        /// feeding it ends.
+        /// of `publish()` or `multicast(makeSubject:)`, replaced by a fresh box (its subject made
+        /// when first needed) when the run feeding it ends.
         var subject: SubjectBox<Value>
         /// The run `connect()` started, until it is disposed or (with fresh subjects) its source ends.
         var connection: SerialDisposable?
@@ -34,7 +34,8 @@ public final class MulticastConnection<Value>: SignalProtocol {
     /// The subject `multicast(_:)` was given, kept with its state; nil for fresh subjects.
     private let givenSubject: (any SignalProtocol<Value> & SubscriberProtocol<Value>)?
     /// Makes the fresh subject of each run (`publish()`, `multicast(makeSubject:)`); nil for a
-    /// given subject. User code: called only outside the lock.
+    /// given subject. User code: called only by a `SubjectBox`, when a subscriber or `connect()`
+    /// first needs the box's subject, outside any lock.
     private let makeSubject: (() -> any SignalProtocol<Value> & SubscriberProtocol<Value>)?
     private let state: Lock<State>
 
@@ -46,12 +47,13 @@ public final class MulticastConnection<Value>: SignalProtocol {
     }
 
     /// The connection of `publish()` and `multicast(makeSubject:)`: a subject from `makeSubject`
-    /// now, and a fresh one after each run's end.
+    /// when the first subscriber or `connect()` needs it, and a fresh one after each run's end,
+    /// made the same way.
     init(source: any SignalProtocol<Value>, makeSubject: @escaping () -> any SignalProtocol<Value> & SubscriberProtocol<Value>) {
         self.source = source
         givenSubject = nil
         self.makeSubject = makeSubject
-        state = Lock(State(subject: SubjectBox(makeSubject())))
+        state = Lock(State(subject: SubjectBox(making: makeSubject)))
     }
 
     /// The multicast signal: subscribing subscribes to the subject (for `publish()`, the
@@ -65,7 +67,8 @@ public final class MulticastConnection<Value>: SignalProtocol {
     @discardableResult
     public func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
         if let givenSubject { return givenSubject.subscribe(subscriber) }
-        // The box (a class reference) leaves the lock, not the existential subject inside it.
+        // The box (a class reference) leaves the lock, not the existential subject inside it;
+        // its subject is made here, outside the lock, if this is the first to need it.
         let box = state.withLock { state in state.subject }
         return box.subject.subscribe(subscriber)
     }
@@ -108,16 +111,22 @@ public final class MulticastConnection<Value>: SignalProtocol {
             source.subscribe(started.subject.subject, linking: { connection.disposable = $0 })
         } else {
             let subject = started.subject
-            let feeder = SourceFeeder(subject.subject, ended: { [weak self] in self?.runEnded(connection, feeding: subject) ?? true })
-            source.subscribe(feeder, linking: { connection.disposable = $0 })
+            let target = subject.subject  // made here, outside the lock, if this is the first to need it
+            let feeder = SourceFeeder(target, ended: { [weak self] in self?.runEnded(connection, feeding: subject) ?? true })
+            // The feeder forwards each event at once: a subject of Ripple's serializes delivery
+            // itself, any other (the factory's type) gets a `Subscriber` in front, as a given
+            // subject does from `subscribe`, so its methods never overlap.
+            let receiver: any SubscriberProtocol<Value> = target is SerializingReceiver ? feeder : Subscriber(serializing: feeder)
+            source.subscribe(receiver, linking: { connection.disposable = $0 })
         }
         return connection
     }
 
     /// The source of `publish()`'s run `connection` ended; its terminal event has not reached
     /// `subject` yet. Resets everything first, so a subscriber arriving from a terminal callback
-    /// (a `retry`) or later starts a fresh run: forgets the run, takes a fresh subject, resets
-    /// the `autoconnect()` count of the subscribers of `subject`, and disposes the run.
+    /// (a `retry`) or later starts a fresh run: forgets the run, lets go of the subject (a fresh
+    /// box takes its place, whose subject the next subscriber or `connect()` makes), resets the
+    /// `autoconnect()` count of the subscribers of `subject`, and disposes the run.
     ///
     /// Returns whether the terminal event is to be forwarded: not when the run was disposed
     /// (or replaced) before its end got here. The subject is kept across a disposal, so a newer
@@ -125,21 +134,17 @@ public final class MulticastConnection<Value>: SignalProtocol {
     /// count. Decided under the lock, against `connect()`'s own check, so either the end wins
     /// (the subject is replaced before any newer run can take it) or the disposal does.
     ///
-    /// The fresh subject is made first, outside the lock (the factory is user code), once the run
-    /// is known to be current; if a disposal wins the race meanwhile, it is dropped unused.
+    /// Runs no user code under the lock, and calls no factory at all: the terminal path only
+    /// makes the empty box.
     private func runEnded(_ connection: SerialDisposable, feeding subject: SubjectBox<Value>) -> Bool {
-        let wasCurrent = state.withLock { state in state.connection === connection && !connection.isDisposed }
-        guard wasCurrent, let makeSubject else { return false }
-        let fresh = SubjectBox(makeSubject())
-        let (isCurrent, count, unused) = state.withLock { state -> (Bool, SharedConnection<SubjectBox<Value>>?, SubjectBox<Value>?) in
-            guard state.connection === connection, !connection.isDisposed else { return (false, nil, fresh) }
+        guard let makeSubject else { return false }
+        let (isCurrent, count) = state.withLock { state -> (Bool, SharedConnection<SubjectBox<Value>>?) in
+            guard state.connection === connection, !connection.isDisposed else { return (false, nil) }
             state.connection = nil
             // Not released here: the run's feeder holds `subject` until it has forwarded.
-            guard state.subject === subject else { return (true, state.autoconnection, fresh) }
-            state.subject = fresh
-            return (true, state.autoconnection, nil)
+            if state.subject === subject { state.subject = SubjectBox(making: makeSubject) }
+            return (true, state.autoconnection)
         }
-        _ = unused  // released after unlocking: its teardown may run user code
         guard isCurrent else { return false }
         count?.sourceEnded(subject)
         connection.dispose()  // user code (the source's dispose): after unlocking
@@ -204,20 +209,59 @@ public final class MulticastConnection<Value>: SignalProtocol {
 
 /// A `MulticastConnection`'s subject, boxed: its identity names the subject an `autoconnect()`
 /// connection subscribed its subscribers to, which a run's end and `connect(feeding:)` compare.
+///
+/// A box of `publish()` or `multicast(makeSubject:)` is made empty, with no user code (under
+/// locks, on a run's terminal path); its subject is made by the first thread that asks for it
+/// (a subscriber, or `connect()`), outside every lock. Two threads asking at once may each call
+/// the factory: the first to finish is kept, and the other subject is dropped unused.
 final class SubjectBox<Value> {
-    let subject: any SignalProtocol<Value> & SubscriberProtocol<Value>
+    /// The subject, once made, in a class of its own: the existential is kept in a stored
+    /// property. Kept as a generic argument instead (`UncheckedSendable<(any …)?>`), it was
+    /// miscompiled by Swift 6.3.1: calls through it used a wrong witness table and crashed.
+    private final class Made {
+        let subject: any SignalProtocol<Value> & SubscriberProtocol<Value>
+        init(_ subject: any SignalProtocol<Value> & SubscriberProtocol<Value>) { self.subject = subject }
+    }
+
+    private let made: Lock<UncheckedSendable<Made?>>  // the subject leaves the lock only to the threads of this box's connection, which reach it through signals that are Sendable when `Value` is
+    /// Makes the subject; nil for a box made with its subject.
+    private let make: (() -> any SignalProtocol<Value> & SubscriberProtocol<Value>)?
 
     init(_ subject: any SignalProtocol<Value> & SubscriberProtocol<Value>) {
-        self.subject = subject
+        made = Lock(UncheckedSendable(Made(subject)))
+        make = nil
+    }
+
+    /// An empty box: `make` runs when its subject is first asked for.
+    init(making make: @escaping () -> any SignalProtocol<Value> & SubscriberProtocol<Value>) {
+        made = Lock(UncheckedSendable(nil))
+        self.make = make
+    }
+
+    /// The subject, made now (outside the lock) if no one asked before. Call it outside locks:
+    /// it may run the factory.
+    var subject: any SignalProtocol<Value> & SubscriberProtocol<Value> {
+        if let existing = made.withLock({ $0.value }) { return existing.subject }
+        RippleDebug.checkNoLockHeld("multicast(makeSubject:)'s factory")
+        let fresh = Made(make!())  // user code; a box made empty has `make`
+        let (kept, unused): (Made, Made?) = made.withLock { slot in
+            if let existing = slot.value { return (existing, fresh) }
+            slot.value = fresh
+            return (fresh, nil)
+        }
+        _ = unused  // released after unlocking: its teardown may run user code
+        return kept.subject
     }
 }
 
-/// Feeds one run of a shared source into a subject of Ripple's: on a terminal event it first
-/// calls `ended`, which resets the sharing connection, then forwards the event if `ended`
-/// says the run was still current.
+/// Feeds one run of a shared source into a subject: on a terminal event it first calls
+/// `ended`, which resets the sharing connection, then forwards the event if `ended` says the
+/// run was still current.
 ///
-/// A serializing receiver: it forwards each event at once to a subject, which serializes
-/// delivery itself, and `ended` is safe from any thread.
+/// A serializing receiver: it forwards each event at once, and `ended` is safe from any
+/// thread. That holds for a subject of Ripple's, which serializes delivery itself; a subject of
+/// another type (`multicast(makeSubject:)`'s factory may make one) gets the feeder behind a
+/// `Subscriber` (see `connect(feeding:)`).
 final class SourceFeeder<Value>: SubscriberProtocol, SerializingReceiver {
     private let subject: any SubscriberProtocol<Value>
     private let ended: () -> Bool
@@ -258,9 +302,10 @@ extension SignalProtocol {
     /// after they subscribed, once connected.
     ///
     /// Unlike `multicast(Subject())`, the connection starts afresh when the source ends (as
-    /// RxSwift's `publish()`): before the terminal event is forwarded it takes a fresh subject
-    /// and, under `autoconnect()`, resets the count, so a subscriber arriving from a terminal
-    /// callback or later gets a fresh run of the source.
+    /// RxSwift's `publish()`): before the terminal event is forwarded it lets go of its subject
+    /// (the next subscriber or `connect()` gets a fresh one) and, under `autoconnect()`, resets
+    /// the count, so a subscriber arriving from a terminal callback or later gets a fresh run of
+    /// the source.
     ///
     ///     let shared = s.publish().autoconnect()
     public func publish() -> MulticastConnection<Value> {
@@ -274,13 +319,22 @@ extension SignalProtocol {
     ///     first:   -1|        (subscribes, then connect() at 0 ms)
     ///     second:  ----1|     (subscribes, then connect() at 30 ms: a fresh run into a fresh subject)
     ///
-    /// `publish()` with a subject of your choice: the first subject is made at once; when the
-    /// source ends, the connection takes a fresh subject before forwarding the terminal event, so
-    /// a later subscriber, and the next `connect()`, start a fresh run instead of getting the
-    /// ended subject's terminal event (as `multicast(_:)` gives). A run disposed before its
-    /// source ended keeps its subject, and its subscribers, for the next `connect()`.
-    /// `makeSubject` runs on the thread that delivers the source's terminal event, outside any
-    /// lock of Ripple's.
+    /// `publish()` with a subject of your choice: the first subscriber or `connect()` makes the
+    /// first subject; when the source ends, the connection lets go of it before forwarding the
+    /// terminal event, and the next subscriber or `connect()` makes a fresh one, so a later
+    /// subscriber, and the next `connect()`, start a fresh run instead of getting the ended
+    /// subject's terminal event (as `multicast(_:)` gives).
+    ///
+    /// `makeSubject` runs on a thread that subscribes to the connection or connects it, when the
+    /// connection has no subject yet, outside any lock of Ripple's — as a signal's subscribe
+    /// closure runs on the subscribing thread — and never on the path of a terminal event. Two
+    /// threads subscribing at once may each call it: one subject is kept, the other dropped
+    /// unused. The subject may be of any type: the connection serializes what it sends it.
+    ///
+    /// A run disposed before its source ended keeps its subject, and its subscribers, for the
+    /// next `connect()`. RxSwift's `multicast(makeSubject:)` also lets go of the subject when
+    /// `connect()`'s disposable is disposed: there, subscribers of a disposed run stay on a
+    /// subject nothing feeds any more, and only later subscribers see the next `connect()`.
     ///
     ///     let latest = request.multicast(makeSubject: { ReplaySubject<Page>(capacity: 1) })
     ///     latest.signal.subscribeNext { show($0) }

@@ -124,6 +124,12 @@ nonisolated func shapes() throws {
     _ = n.map { Signal.just($0) }.switchToLatest(); _ = n.flatMapLatest { Signal.just($0) }
     _ = n.then(other)
     _ = n.catch { _ in Signal.just(0) }; _ = n.catchTo(other); _ = n.retry(2)
+    _ = n.retry(); _ = n.retry(when: { errors in errors.take(1) })
+    _ = n.retry(upTo: 3, backoff: .exponential(initial: .milliseconds(100), multiplier: 2, maximum: .seconds(5), jitter: 0.5), on: serialQ)
+    _ = n.retry(upTo: 3, backoff: .constant(.seconds(1)), on: test); _ = n.retry(upTo: 1, backoff: .immediate, on: background)
+    _ = n.flatMap(maxConcurrent: 2) { Signal.just($0) }; _ = n.flatMapFirst { Signal.just($0) }
+    _ = Signal<Int>.deferred { n }
+    _ = n.share(replay: 1); _ = n.multicast(makeSubject: { ReplaySubject<Int>(capacity: 1) })
     _ = n.timeout(.seconds(1), on: test)
     _ = n.delay(.seconds(1), on: test); _ = n.throttle(.seconds(1), on: test); _ = n.debounce(.seconds(1), on: test)
     _ = n.buffer(count: 2); _ = n.buffer(timeSpan: .seconds(1), on: test); _ = n.sample(other)

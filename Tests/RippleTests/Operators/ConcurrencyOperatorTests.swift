@@ -73,23 +73,38 @@ import RippleTesting
     }
 
     @Test func aValueSentBackIntoTheSourceFromACallbackWaitsForItsPlace() {
+        let clock = TestScheduler()
         let outer = Subject<Int>()
-        var seen: [Int] = []
-        let d = outer.flatMap(maxConcurrent: 1) { Signal.from([$0, $0 * 10]) }.subscribe(next: { value in
+        let inners = [1: clock.cold("-a-b|"), 2: clock.cold("-c|")]
+        var seen: [String] = []
+        let d = outer.flatMap(maxConcurrent: 1) { inners[$0]! }.subscribe(next: { value in
             seen.append(value)
-            if value == 1 { outer.sendNext(2) }  // re-entrant: the subject delivers it after 1's delivery
+            if value == "a" { outer.sendNext(2) }  // re-entrant, while 1's inner signal runs
         })
         outer.sendNext(1)
-        #expect(seen == [1, 10, 2, 20])
+        clock.run()
+        #expect(seen == ["a", "b", "c"])
+        #expect(inners[1]!.subscriptions == ["^---!"])
+        #expect(inners[2]!.subscriptions == ["----^-!"], "2 is subscribed when 1 completes, at 40 ms, not when it arrived")
         d.dispose()
     }
 
     @Test func innerSignalsThatCompleteAtOnceRunInConstantStack() {
         let count = Workload.size(50_000)
+        var first: StackSpot?, last: StackSpot?
         let r = Recorder<Int>()
-        Signal.from(0..<count).flatMap(maxConcurrent: 3) { Signal.just($0) }.subscribe(r)
+        Signal.from(0..<count).flatMap(maxConcurrent: 3) { value in
+            Signal<Int> { s in
+                if value == 0 { first = .here() }
+                if value == count - 1 { last = .here() }
+                s.sendNext(value)
+                s.sendCompleted()
+                return nil
+            }
+        }.subscribe(r)
         #expect(r.values.count == count)
         #expect(r.isCompleted)
+        first?.expectSameThreadAndDepth(as: last, "inner signal \(count) against the first")
     }
 
     @Test func aLimitBelowOneStopsWithAMessage() async {
@@ -208,6 +223,52 @@ import RippleTesting
         let r = Recorder<Int>()
         Signal.from([1, 2, 3]).flatMapFirst { Signal.just($0 * 10) }.subscribe(r)
         #expect(r.events == [.next(10), .next(20), .next(30), .completed])
+    }
+}
+
+@Suite struct FlatMapFirstStateTests {
+    @Test func itAdmitsAValueOnlyWhileNoInnerSignalRuns() {
+        var state = FlatMapFirstState()
+        let first = state.admit()
+        let during = state.admit()
+        let completes = state.innerCompleted()
+        let next = state.admit()
+        #expect(first, "nothing runs: the value starts an inner signal")
+        #expect(!during, "one runs: ignored")
+        #expect(!completes, "upstream has not completed")
+        #expect(next, "the place is free again")
+    }
+
+    @Test func itCompletesOnceUpstreamAndTheRunningInnerSignalHaveCompleted() {
+        var state = FlatMapFirstState()
+        _ = state.admit()
+        let atOuter = state.outerCompleted()
+        let atInner = state.innerCompleted()
+        let again = state.outerCompleted()
+        #expect(!atOuter, "the inner signal still runs")
+        #expect(atInner)
+        #expect(state.isFinished)
+        #expect(!again, "completion is decided once")
+    }
+
+    @Test func upstreamCompletingWhileNothingRunsCompletesAtOnce() {
+        var state = FlatMapFirstState()
+        let completes = state.outerCompleted()
+        #expect(completes)
+        let admitted = state.admit()
+        #expect(!admitted)
+    }
+
+    @Test func theFirstErrorEndsItAndNothingIsAdmittedOrCompletedAfter() {
+        var state = FlatMapFirstState()
+        _ = state.admit()
+        let first = state.fail()
+        let second = state.fail()
+        let admitted = state.admit()
+        let completes = state.innerCompleted()
+        let outer = state.outerCompleted()
+        #expect(first && !second)
+        #expect(!admitted && !completes && !outer)
     }
 }
 

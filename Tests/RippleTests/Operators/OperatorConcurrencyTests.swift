@@ -1,3 +1,5 @@
+import Foundation
+import Synchronization
 import Testing
 @testable import Ripple
 import RippleTestSupport
@@ -296,5 +298,194 @@ import RippleTestSupport
             #expect(clock.livePendingCount == 0, "round \(round): a window's timer is left scheduled")
             if !returned { break }
         }
+    }
+
+    /// 100 inner signals, each sending two values on a background scheduler of its own, at
+    /// most 3 at once: every value arrives exactly once, each inner signal's two in order,
+    /// never overlapping, then one completion, last. An inner signal counts as running from
+    /// its subscribe to its completion (counted out on its way to the operator: its disposal
+    /// runs only after the operator has seen the completion, and may have started the next).
+    @Test func boundedFlatMapOfInnerSignalsOnBackgroundSchedulersRunsAtMostTheLimitAndDeliversEveryValueOnceThenOneCompletion() {
+        for round in 0..<10 {
+            let recorder = CompletenessRecorder()
+            let running = Box(0), peak = Box(0), ended = Box(0)
+            let scope = RippleDebug.currentScope
+            let returned = finishes("round \(round): subscribing to the bounded flatMap of 100 inner signals") {
+                RippleDebug.$currentScope.withValue(scope) {  // the subscriptions count for the leak check
+                    _ = Signal.from(0..<100)
+                        .flatMap(maxConcurrent: 3) { value in
+                            Signal.from([value * 2, value * 2 + 1]).subscribe(on: BackgroundScheduler())
+                                .onCompleted { running.mutate { $0 -= 1 } }
+                                .onDispose { ended.mutate { $0 += 1 } }
+                                .onSubscribe {
+                                    let now = running.mutate { $0 += 1; return $0 }
+                                    peak.mutate { $0 = max($0, now) }
+                                }
+                        }
+                        .subscribe(
+                            next: { recorder.next($0) },
+                            error: { _ in recorder.terminal() },
+                            completed: { recorder.terminal() })
+                }
+            }
+            #expect(waitUntil { recorder.terminalCount > 0 }, "round \(round): the completion never arrived")
+            #expect(waitUntil { ended.value == 100 }, "round \(round): \(ended.value) of 100 inner subscriptions ended")
+            #expect(peak.value >= 1 && peak.value <= 3, "round \(round): \(peak.value) inner signals ran at once")
+            recorder.expectComplete(sent: (0..<100).map { [$0 * 2, $0 * 2 + 1] }, terminated: true)
+            if !returned { break }
+        }
+    }
+
+    /// Two threads send into the source while admitted inner signals run on background
+    /// schedulers: one inner signal runs at a time, each admitted one delivers both its values,
+    /// in order and unbroken, every value once, then one completion, last.
+    @Test func flatMapFirstFedFromTwoThreadsRunsOneInnerSignalAtATimeAndDeliversEachWholeThenOneCompletion() {
+        for round in 0..<20 {
+            let outer = Subject<Int>()
+            let recorder = CompletenessRecorder()
+            let running = Box(0), peak = Box(0)
+            _ = outer.flatMapFirst { value in
+                Signal.from([value * 2, value * 2 + 1]).subscribe(on: BackgroundScheduler())
+                    .onCompleted { running.mutate { $0 -= 1 } }
+                    .onSubscribe {
+                        let now = running.mutate { $0 += 1; return $0 }
+                        peak.mutate { $0 = max($0, now) }
+                    }
+            }.subscribe(next: { recorder.next($0) }, error: { _ in recorder.terminal() }, completed: { recorder.terminal() })
+            let returned = finishes("round \(round): two threads sending into flatMapFirst, then the source completing") {
+                runConcurrently(threads: 2) { thread in
+                    for i in 0..<500 { outer.sendNext(thread * 1_000 + i) }
+                }
+                outer.sendCompleted()
+            }
+            #expect(waitUntil { recorder.terminalCount > 0 }, "round \(round): the completion never arrived")
+            let received = recorder.received
+            let admitted = received.filter { $0 % 2 == 0 }.map { $0 / 2 }
+            #expect(!admitted.isEmpty, "round \(round): no value was admitted")
+            #expect(peak.value == 1, "round \(round): \(peak.value) inner signals ran at once")
+            let pairs = stride(from: 0, to: received.count - 1, by: 2).map { (received[$0], received[$0 + 1]) }
+            #expect(received.count % 2 == 0 && pairs.allSatisfy { $0.0 % 2 == 0 && $0.1 == $0.0 + 1 },
+                    "round \(round): an inner signal's values were broken up")
+            recorder.expectComplete(sent: admitted.map { [$0 * 2, $0 * 2 + 1] }, terminated: true)
+            if !returned { break }
+        }
+    }
+
+    /// A source that fails at once, retried with no delay on a serial queue, disposed from the
+    /// test's thread while the retries' timers fire on the queue: once the dispose returns,
+    /// nothing is left scheduled, and no event starts but one already being delivered.
+    @Test func backoffRetryOnASerialQueueDisposedWhileItsTimersFireLeavesNothingScheduledAndSendsNothingAfter() {
+        let queue = SerialQueueScheduler(label: "retry-race")
+        for round in 0..<50 {
+            let scheduler = PendingCountingScheduler(queue)
+            let attempts = Box(0), delivered = Box(0), terminals = Box(0)
+            let source = Signal<Int> { s in
+                s.sendNext(attempts.mutate { $0 += 1; return $0 })
+                s.sendError(TestError())
+                return nil
+            }
+            let subscription = source.retry(upTo: .max, backoff: .immediate, on: scheduler).subscribe(
+                next: { _ in delivered.mutate { $0 += 1 } },
+                error: { _ in terminals.mutate { $0 += 1 } },
+                completed: { terminals.mutate { $0 += 1 } })
+            let target = 2 + round % 5
+            #expect(waitUntil { attempts.value >= target }, "round \(round): the retries stopped before the dispose")
+            subscription.dispose()
+            let atDispose = delivered.value
+            #expect(waitUntil { scheduler.pending == 0 }, "round \(round): \(scheduler.pending) actions left scheduled")
+            queue.queue.sync {}  // an action already running on the queue has returned
+            #expect(delivered.value <= atDispose + 1, "round \(round): values after the dispose returned")
+            #expect(terminals.value == 0, "round \(round): a disposed retry sent a terminal event")
+            #expect(scheduler.pending == 0)
+        }
+    }
+
+    /// Threads each subscribe, send a value and dispose, 100 times: the source is subscribed once
+    /// per run and released (`live` back to 0), and each subscription receives its own value
+    /// exactly once, and no value twice (a replayed one included). Then a last subscriber, of a
+    /// fresh run, gets a value and the completion, once, and nothing replayed from before.
+    @Test func shareReplaySubscribedAndDisposedFromManyThreadsDeliversEachSubscribersOwnValueOnceAndForgetsEndedRuns() {
+        for round in 0..<20 {
+            let source = Subject<Int>()
+            let live = Box(0)
+            let shared = source.onSubscribe { live.mutate { $0 += 1 } }.onDispose { live.mutate { $0 -= 1 } }.share(replay: 2)
+            let notOnce = Box<[(value: Int, received: [Int])]>([])
+            let returned = finishes("round \(round): four threads subscribing, sending, disposing") {
+                runConcurrently(threads: 4) { thread in
+                    for i in 0..<100 {
+                        let value = thread * 1_000 + i
+                        let received = Box<[Int]>([])
+                        let d = shared.subscribe(next: { v in received.mutate { $0.append(v) } })
+                        source.sendNext(value)
+                        d.dispose()
+                        let got = received.value
+                        if got.filter({ $0 == value }).count != 1 || Set(got).count != got.count {
+                            notOnce.mutate { $0.append((value, got)) }
+                        }
+                    }
+                }
+            }
+            #expect(live.value == 0)
+            let misses = notOnce.value
+            #expect(misses.isEmpty, "round \(round): subscriptions that did not get their own value exactly once, e.g. \(misses.prefix(3))")
+            let last = CompletenessRecorder()
+            let subscription = shared.subscribe(next: { last.next($0) }, completed: { last.terminal() })
+            finishes("round \(round): the last value and the completion") {
+                source.sendNext(-1)
+                source.sendCompleted()
+            }
+            last.expectComplete(sent: [[-1]], terminated: true)
+            subscription.dispose()
+            #expect(live.value == 0)
+            if !returned || !misses.isEmpty { break }
+        }
+    }
+}
+
+/// A serial-queue scheduler that counts the actions scheduled and neither started nor cancelled.
+final class PendingCountingScheduler: Scheduler {
+    /// One action's claim: the first of its start and its cancellation counts it out.
+    private final class Claim: Sendable {
+        let taken = Atomic<Bool>(false)
+    }
+
+    private let base: SerialQueueScheduler
+    private let count = Atomic<Int>(0)
+
+    init(_ base: SerialQueueScheduler) {
+        self.base = base
+    }
+
+    var pending: Int { count.load(ordering: .acquiring) }
+
+    func schedule(_ action: @escaping @Sendable () -> Void) -> any Disposable {
+        track(action) { base.schedule($0) }
+    }
+
+    func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> any Disposable {
+        track(action) { base.schedule(after: delay, $0) }
+    }
+
+    var runsActionsOnItsOwnThreads: Bool { true }
+    var isCurrent: Bool { base.isCurrent }
+
+    private func track(
+        _ action: @escaping @Sendable () -> Void,
+        _ schedule: (@escaping @Sendable () -> Void) -> any Disposable
+    ) -> any Disposable {
+        let claim = Claim()
+        count.add(1, ordering: .acquiringAndReleasing)
+        let scheduled = schedule { [self] in
+            countOut(claim)
+            action()
+        }
+        return ActionDisposable { [self] in
+            countOut(claim)
+            scheduled.dispose()
+        }
+    }
+
+    private func countOut(_ claim: Claim) {
+        if !claim.taken.exchange(true, ordering: .acquiringAndReleasing) { count.subtract(1, ordering: .acquiringAndReleasing) }
     }
 }

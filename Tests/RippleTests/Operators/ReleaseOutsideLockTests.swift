@@ -1,3 +1,4 @@
+import CRippleThread
 import Testing
 @testable import Ripple
 import RippleTestSupport
@@ -207,5 +208,128 @@ struct Tracked: @unchecked Sendable {  // see `DeinitAction`
             clock.run()
         }
         #expect(ids.value == [1])
+    }
+
+    /// The Ripple locks the calling thread holds (always 0 in release builds, which do not count).
+    static var locksHeld: Int { Int(ripple_locks_held_add(0)) }
+
+    @Test func boundedFlatMapReleasesTheQueuedInnerSignalsAnErrorDropsOutsideItsLock() {
+        let locksAtRelease = Box<[Int]>([])
+        let events = Box<[String]>([])
+        finishes("flatMap(maxConcurrent:) dropping queued inner signals on error, whose release sends into the running one") {
+            let outer = Subject<Int>(), running = Subject<Int>()
+            outer.flatMap(maxConcurrent: 1) { value -> Signal<Int> in
+                if value == 0 { return running.asSignal() }
+                let tracked = Tracked(value) {
+                    locksAtRelease.mutate { $0.append(Self.locksHeld) }
+                    running.sendNext(99)  // re-enters the operator's forwarder, if it still listens
+                }
+                return Signal { s in
+                    s.sendNext(tracked.id)
+                    s.sendCompleted()
+                    return nil
+                }
+            }.subscribe(
+                next: { value in events.mutate { $0.append("\(value)") } },
+                error: { _ in events.mutate { $0.append("#") } })
+            outer.sendNext(0)
+            outer.sendNext(1)  // queued behind 0
+            outer.sendNext(2)
+            running.sendNext(7)
+            outer.sendError(TestError())  // drops 1 and 2, whose release sends into `running`
+        }
+        #expect(locksAtRelease.value == [0, 0], "each dropped inner signal is released, outside every lock")
+        #expect(events.value == ["7", "#"])
+    }
+
+    @Test func boundedFlatMapReleasesTheQueuedInnerSignalsADisposeDropsOutsideItsLock() {
+        let locksAtRelease = Box<[Int]>([])
+        let events = Box<[String]>([])
+        finishes("flatMap(maxConcurrent:) dropping queued inner signals on dispose, whose release sends into the source") {
+            let outer = Subject<Int>(), running = Subject<Int>()
+            let subscription = outer.flatMap(maxConcurrent: 1) { value -> Signal<Int> in
+                if value == 0 { return running.asSignal() }
+                let tracked = Tracked(value) {
+                    locksAtRelease.mutate { $0.append(Self.locksHeld) }
+                    outer.sendNext(0)  // re-enters the operator, if it still listens
+                }
+                return Signal { s in
+                    s.sendNext(tracked.id)
+                    s.sendCompleted()
+                    return nil
+                }
+            }.subscribeNext { value in events.mutate { $0.append("\(value)") } }
+            outer.sendNext(0)
+            outer.sendNext(1)
+            outer.sendNext(2)
+            subscription.dispose()  // drops 1 and 2
+        }
+        #expect(locksAtRelease.value == [0, 0])
+        #expect(events.value.isEmpty)
+    }
+
+    @Test func backoffRetryCancelsAndReleasesItsTimersOutsideItsLock() {
+        let locks = Box<[Int]>([])
+        let events = Box<[String]>([])
+        finishes("retry(upTo:backoff:on:) cancelling and releasing its timers") {
+            let clock = TestScheduler()
+            let scheduler = TeardownWatchingScheduler(clock) { locks.mutate { $0.append(Self.locksHeld) } }
+            let failing = Signal<Int> { s in
+                s.sendNext(1)
+                s.sendError(TestError())
+                return nil
+            }
+            // One run whose timers fire (each fired timer is released), then one disposed while it waits.
+            failing.retry(upTo: 2, backoff: .constant(.milliseconds(10)), on: scheduler).subscribe(
+                next: { value in events.mutate { $0.append("\(value)") } },
+                error: { _ in events.mutate { $0.append("#") } })
+            clock.run()
+            let waiting = failing.retry(upTo: 2, backoff: .constant(.milliseconds(10)), on: scheduler)
+                .subscribeNext { value in events.mutate { $0.append("\(value)") } }
+            waiting.dispose()  // cancels the pending timer
+            clock.run()
+        }
+        #expect(!locks.value.isEmpty, "the timers were released")
+        #expect(locks.value.allSatisfy { $0 == 0 }, "a timer released or cancelled under a lock: \(locks.value)")
+        #expect(events.value == ["1", "1", "1", "#", "1"])
+    }
+}
+
+/// A scheduler over a `TestScheduler` whose disposables run `teardown` (user code) when
+/// disposed and when released.
+final class TeardownWatchingScheduler: Scheduler, @unchecked Sendable {  // `teardown` is immutable; the tests that use it run on one thread
+    private let base: TestScheduler
+    private let teardown: () -> Void
+
+    init(_ base: TestScheduler, teardown: @escaping () -> Void) {
+        self.base = base
+        self.teardown = teardown
+    }
+
+    func schedule(_ action: @escaping @Sendable () -> Void) -> any Disposable {
+        Watched(base.schedule(action), teardown)
+    }
+
+    func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> any Disposable {
+        Watched(base.schedule(after: delay, action), teardown)
+    }
+
+    var now: Duration { base.now }
+    var runsActionsOnItsOwnThreads: Bool { false }
+    var isCurrent: Bool { base.isCurrent }
+
+    private final class Watched: Disposable, @unchecked Sendable {  // see the scheduler
+        private let scheduled: any Disposable
+        private let teardown: () -> Void
+        init(_ scheduled: any Disposable, _ teardown: @escaping () -> Void) {
+            self.scheduled = scheduled
+            self.teardown = teardown
+        }
+        var isDisposed: Bool { scheduled.isDisposed }
+        func dispose() {
+            teardown()
+            scheduled.dispose()
+        }
+        deinit { teardown() }
     }
 }

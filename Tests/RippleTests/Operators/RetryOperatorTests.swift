@@ -22,24 +22,31 @@ import RippleTesting
         let stop = Subject<Void>()
         let limit = Workload.size(20_000)
         var attempts = 0
+        var first: StackSpot?, last: StackSpot?
         let r = Recorder<Int>()
         Signal<Int> { s in
             attempts += 1
-            if attempts == limit { stop.sendNext(()) }  // ends the result from inside an attempt
+            if attempts == 1 { first = .here() }
+            if attempts == limit {
+                last = .here()
+                stop.sendNext(())  // ends the result from inside an attempt
+            }
             s.sendError(TestError())
             return nil
         }.retry().take(until: stop).subscribe(r)
         #expect(attempts == limit)
         #expect(r.events == [.completed])
+        first?.expectSameThreadAndDepth(as: last, "attempt \(limit) against the first")
     }
 
     @Test(.offThePool) func endingTheResultFromAnotherThreadStopsASynchronousRetryLoop() {
         let attempts = Box(0)
         let stop = Subject<Void>()
+        let reached = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
         let recorder = Recorder<Int>()
         let source = Signal<Int> { s in
-            attempts.mutate { $0 += 1 }
+            if attempts.mutate({ $0 += 1; return $0 }) == 1_000 { reached.signal() }
             s.sendError(TestError())
             return nil
         }
@@ -47,12 +54,13 @@ import RippleTesting
             source.retry().take(until: stop).subscribe(recorder)  // loops on this thread until stopped
             finished.signal()
         }
-        while attempts.value < 1_000 { sched_yield() }
+        guard finishes("the retry loop reaching attempt 1,000", { reached.wait() }) else { return }
         stop.sendNext(())  // disposes the retry's subscription from this thread
-        finished.wait()  // the subscribe call returned: the loop saw the dispose
-        let after = attempts.value
+        let atStop = attempts.value
+        // The subscribe call returned: the loop saw the dispose.
+        guard finishes("the retry loop's subscribe returning after the stop", { finished.wait() }) else { return }
         #expect(recorder.events == [.completed])
-        #expect(attempts.value == after, "no attempt after the loop stopped")
+        #expect(attempts.value <= atStop + 1, "at most the attempt already starting when the stop returned")
     }
 }
 
@@ -127,12 +135,20 @@ import RippleTesting
 
     @Test func anImmediateBackoffOnASynchronousSchedulerRunsInConstantStack() {
         let limit = Workload.size(100_000)
-        var attempts = 0
+        let attempts = Box(0)
+        let first = Box<StackSpot?>(nil), last = Box<StackSpot?>(nil)
         let r = Recorder<Int>()
-        Signal<Int> { s in attempts += 1; s.sendError(TestError()); return nil }
-            .retry(upTo: limit, backoff: .immediate, on: ImmediateScheduler.shared).subscribe(r)
-        #expect(attempts == limit + 1)
+        Signal<Int> { s in
+            let attempt = attempts.mutate { $0 += 1; return $0 }
+            if attempt == 1 { first.value = .here() }
+            if attempt == limit + 1 { last.value = .here() }
+            s.sendError(TestError())
+            return nil
+        }
+        .retry(upTo: limit, backoff: .immediate, on: ImmediateScheduler.shared).subscribe(r)
+        #expect(attempts.value == limit + 1)
         #expect(r.events == [.error(TestError())])
+        first.value?.expectSameThreadAndDepth(as: last.value, "attempt \(limit + 1) against the first")
     }
 
     @Test func exponentialDelaysAreCappedAndJitterShortensThemByTheDrawnShare() {
@@ -152,6 +168,108 @@ import RippleTesting
     @Test func aLongRunOfRetriesNeverPassesTheMaximum() {
         let backoff = RetryBackoff.exponential(initial: .nanoseconds(1), multiplier: 10, maximum: .seconds(60), jitter: 0)
         #expect(backoff.delay(beforeRetry: 1_000_000) == .seconds(60))
+    }
+
+    @Test func aHugeMaximumIsReachedWithoutOverflowingTheDelay() {
+        let backoff = RetryBackoff.exponential(initial: .seconds(1), multiplier: 1_000, maximum: .seconds(Int64.max), jitter: 0)
+        #expect(backoff.delay(beforeRetry: 2) == .seconds(1_000))
+        #expect(backoff.delay(beforeRetry: 7) > .seconds(999_999_999_000_000_000), "10¹⁸ s, below the maximum")
+        #expect(backoff.delay(beforeRetry: 8) == .seconds(Int64.max), "10²¹ s would pass the maximum: capped, not multiplied")
+        #expect(backoff.delay(beforeRetry: .max) == .seconds(Int64.max))
+    }
+
+    @Test func theLastRetryTakesAsFewStepsAsTheFirst() {
+        let tiny = Duration(secondsComponent: 0, attosecondsComponent: 1)
+        let slow = RetryBackoff.exponential(initial: tiny, multiplier: 1.5, maximum: .seconds(1), jitter: 0)
+        let barelyGrowing = RetryBackoff.exponential(initial: .seconds(1), multiplier: 1.000_000_000_001, maximum: .seconds(2), jitter: 0)
+        let delays = Box<[Duration]>([])
+        finishes("delays before retry Int.max") {
+            delays.value = [slow.delay(beforeRetry: .max), barelyGrowing.delay(beforeRetry: .max)]
+        }
+        #expect(delays.value == [.seconds(1), .seconds(2)])
+    }
+
+    @Test func aDelayOfAFewAttosecondsStillGrowsByTheMultiplier() {
+        let tiny = Duration(secondsComponent: 0, attosecondsComponent: 1)
+        let backoff = RetryBackoff.exponential(initial: tiny, multiplier: 1.5, maximum: .seconds(1), jitter: 0)
+        let delay = backoff.delay(beforeRetry: 101)  // 1.5¹⁰⁰ attoseconds, about 0.41 s
+        #expect(delay > .milliseconds(400) && delay < .milliseconds(410), "got \(delay)")
+    }
+
+    @Test func aJitterDrawOutsideZeroToOneIsClampedAndNaNTakesNothingOff() {
+        func delay(drawing draw: Double) -> Duration {
+            RetryBackoff.exponential(initial: .seconds(1), multiplier: 2, maximum: .seconds(8), jitter: 1, random: { draw })
+                .delay(beforeRetry: 2)
+        }
+        #expect(delay(drawing: .nan) == .seconds(2))
+        #expect(delay(drawing: -3) == .seconds(2))
+        #expect(delay(drawing: .infinity) > .zero, "clamped below 1: never the whole delay")
+        #expect(delay(drawing: .infinity) < .nanoseconds(1))
+        #expect(delay(drawing: 0.25) == .milliseconds(1_500))
+        #expect(RetryBackoff.constant(.seconds(4), jitter: 0.5, random: { .nan }).delay(beforeRetry: 1) == .seconds(4))
+    }
+
+    @Test func anInfiniteMultiplierStopsWithAMessage() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = RetryBackoff.exponential(initial: .seconds(1), multiplier: .infinity, maximum: .seconds(10))
+        }.map { result in
+            let message = String(decoding: result.standardErrorContent, as: UTF8.self)
+            #expect(message.contains("RetryBackoff.exponential: multiplier must be a finite number, got inf"))
+        }
+    }
+
+    @Test func aRetryNumberBelowOneStopsWithAMessage() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = RetryBackoff.constant(.seconds(1)).delay(beforeRetry: 0)
+        }.map { result in
+            let message = String(decoding: result.standardErrorContent, as: UTF8.self)
+            #expect(message.contains("RetryBackoff.delay(beforeRetry:): retries count from 1, got 0"))
+        }
+    }
+
+    @Test func aMultiplierBelowOneStopsWithAMessage() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = RetryBackoff.exponential(initial: .seconds(1), multiplier: 0.5, maximum: .seconds(10))
+        }.map { result in
+            let message = String(decoding: result.standardErrorContent, as: UTF8.self)
+            #expect(message.contains("RetryBackoff.exponential: multiplier must be 1 or more, got 0.5"))
+        }
+    }
+
+    @Test func aMaximumBelowTheInitialDelayStopsWithAMessage() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = RetryBackoff.exponential(initial: .seconds(2), maximum: .seconds(1))
+        }.map { result in
+            let message = String(decoding: result.standardErrorContent, as: UTF8.self)
+            #expect(message.contains("RetryBackoff.exponential: maximum (1.0 seconds) must be at least initial (2.0 seconds)"))
+        }
+    }
+
+    @Test func aNegativeInitialDelayStopsWithAMessage() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = RetryBackoff.exponential(initial: .seconds(-1), maximum: .seconds(1))
+        }.map { result in
+            let message = String(decoding: result.standardErrorContent, as: UTF8.self)
+            #expect(message.contains("RetryBackoff.exponential: initial must not be negative, got -1.0 seconds"))
+        }
+    }
+
+    @Test func aNegativeConstantDelayStopsWithAMessage() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = RetryBackoff.constant(.seconds(-1))
+        }.map { result in
+            let message = String(decoding: result.standardErrorContent, as: UTF8.self)
+            #expect(message.contains("RetryBackoff.constant: the delay must not be negative, got -1.0 seconds"))
+        }
+    }
+
+    @Test func aJitterOutsideZeroToOneStopsWithAMessage() async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = RetryBackoff.constant(.seconds(1), jitter: 1.5)
+        }.map { result in
+            let message = String(decoding: result.standardErrorContent, as: UTF8.self)
+            #expect(message.contains("RetryBackoff: jitter must be between 0 and 1, got 1.5"))
+        }
     }
 
     @Test func aNegativeCountStopsWithAMessage() async {
@@ -248,11 +366,19 @@ import RippleTesting
     @Test func aTriggerThatAnswersAtOnceRetriesInConstantStack() {
         let limit = Workload.size(100_000)
         var attempts = 0
+        var first: StackSpot?, last: StackSpot?
         let r = Recorder<Int>()
-        Signal<Int> { s in attempts += 1; s.sendError(TestError()); return nil }
-            .retry(when: { errors in errors.take(limit) }).subscribe(r)
+        Signal<Int> { s in
+            attempts += 1
+            if attempts == 1 { first = .here() }
+            if attempts == limit + 1 { last = .here() }
+            s.sendError(TestError())
+            return nil
+        }
+        .retry(when: { errors in errors.take(limit) }).subscribe(r)
         #expect(attempts == limit + 1)
         #expect(r.events == [.completed])
+        first?.expectSameThreadAndDepth(as: last, "attempt \(limit + 1) against the first")
     }
 
     @Test func disposingWhileWaitingLeavesNothingScheduled() {

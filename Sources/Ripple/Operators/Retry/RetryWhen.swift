@@ -13,12 +13,17 @@ extension SignalProtocol {
     /// while an attempt runs are ignored), and the trigger's completion or error ends the result
     /// when no attempt runs — at once if it waits, else at the running attempt's failure, which is
     /// then not forwarded. An attempt that completes completes the result. Retries run in a loop,
-    /// not recursively, so a trigger that answers at once keeps the stack flat.
+    /// not recursively, so a trigger that answers at once keeps the stack flat. A retry
+    /// subscribes the source on the thread that delivers the trigger's value: with a trigger
+    /// that sends on another thread (a timer's), the attempts run there, as `concatMap` runs its
+    /// next inner signal on the thread that completed the previous one. Unlike
+    /// `retry(upTo:backoff:on:)`, this is not checked: the source and its values need not be
+    /// `Sendable`, so keep such a trigger to sources that may move.
     ///
     ///     let feed = connect(to: server).retry(when: { errors in
     ///         errors.scan(0) { count, _ in count + 1 }
     ///             .take(while: { $0 <= 3 })                       // three retries, then complete
-    ///             .flatMap { Signal<Int>.timer(.seconds(1), on: queue) }
+    ///             .flatMap { _ in Signal<Int>.timer(.seconds(1), on: queue) }
     ///     })
     ///
     /// - Parameter handler: Makes the trigger from the signal of the source's errors.
@@ -161,7 +166,7 @@ struct RetryWhenState: Sendable {
 
 /// One `retry(when:)` subscription: the locked `RetryWhenState` (its invariants live there),
 /// the errors subject the trigger is made from, and the live attempt's slot.
-final class RetryWhenDriver<Source: SignalProtocol>: Disposable, @unchecked Sendable {  // state behind its lock; events reach downstream through its serial forwarder; the source is subscribed by one thread at a time (the loop)
+final class RetryWhenDriver<Source: SignalProtocol>: Disposable, @unchecked Sendable {  // state behind its lock; events reach downstream through its serial forwarder; one thread at a time subscribes the source (the loop), the one delivering the trigger's value: a trigger sending on another thread (a timer's) moves the source and its values there unchecked, as `concatMap` subscribes its next inner signal on the thread that completed the previous one
     typealias Value = Source.Value
 
     private let source: Source

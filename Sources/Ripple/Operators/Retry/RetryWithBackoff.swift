@@ -1,4 +1,7 @@
-extension SignalProtocol {
+/// `retry(upTo:backoff:on:)` subscribes the source again from the scheduler's action, on
+/// whatever thread that runs, and delivers that attempt's values from there: the signal and its
+/// values cross threads, so both must be `Sendable` (as for `subscribe(on:)`).
+extension SignalProtocol where Self: Sendable, Value: Sendable {
     /// On error, subscribes again after a delay that grows with each failure, up to `count`
     /// more times; the last error is forwarded (ReactiveSwift's `retry(upTo:interval:on:)`, with
     /// a backoff).
@@ -7,7 +10,8 @@ extension SignalProtocol {
     ///     retry:                 -1--1---1#     (upTo: 2; waits of 10, then 20 ms)
     ///
     /// The wait before retry k is `backoff.delay(beforeRetry: k)`, timed on `scheduler`; the
-    /// retry subscribes from the scheduler's action. Values from failed attempts are forwarded as
+    /// retry subscribes from the scheduler's action, on the scheduler's thread, so the signal
+    /// and its values are `Sendable`. Values from failed attempts are forwarded as
     /// they came. Disposing the result while it waits cancels the timer: nothing is left
     /// scheduled.
     ///
@@ -45,19 +49,23 @@ extension SignalProtocol {
 
 /// One `retry(upTo:backoff:on:)` subscription: the locked `BackoffRetryState` (its invariants
 /// live there), the live attempt's slot, and the scheduler that times the waits.
-final class BackoffRetryDriver<Source: SignalProtocol>: Disposable, @unchecked Sendable {  // state behind its lock; the source and downstream are reached from the scheduler's thread only through the operator's own sequencing (one attempt at a time), as `RetryDriver`'s
+///
+/// Checked `Sendable`: the scheduler's action reaches the source, the downstream subscriber and
+/// the attempts' values from another thread, and each of them is `Sendable` (the operator's
+/// constraints).
+final class BackoffRetryDriver<Source: SignalProtocol & Sendable>: Disposable, Sendable where Source.Value: Sendable {
     typealias Value = Source.Value
 
     private let source: Source
     private let backoff: RetryBackoff
     private let scheduler: any Scheduler
-    private let downstream: any SubscriberProtocol<Value>
+    private let downstream: PassthroughSubscriber<Value>
     private let state: Lock<BackoffRetryState>
     /// The live attempt's subscription.
     private let current = SerialDisposable()
 
     init(source: Source, limit: Int, backoff: RetryBackoff, scheduler: any Scheduler,
-         downstream: any SubscriberProtocol<Value>) {
+         downstream: PassthroughSubscriber<Value>) {
         self.source = source
         self.backoff = backoff
         self.scheduler = scheduler
@@ -86,10 +94,9 @@ final class BackoffRetryDriver<Source: SignalProtocol>: Disposable, @unchecked S
             downstream.sendError(error)
         case .wait(let retry, let generation):
             let delay = backoff.delay(beforeRetry: retry)  // may draw a random number: user code
-            // The scheduler may run the action on another thread; this driver serializes itself
-            // (its lock, and one attempt at a time), which the type system cannot see for `Source`.
-            let fire = UncheckedSendable { [self] in timerFired(generation) }
-            let timer = scheduler.schedule(after: delay) { fire.value() }
+            // The action may run on another thread: the driver, the source and the values are
+            // `Sendable`, and the state machine lets one attempt run at a time.
+            let timer = scheduler.schedule(after: delay) { [self] in timerFired(generation) }
             let stale = state.withLock { $0.keep(timer, for: generation) }
             stale?.dispose()
         }

@@ -43,6 +43,63 @@ import RippleTestSupport
         #expect(!child.isDisposed)
     }
 
+    /// Children that log their name when disposed.
+    static func logged(_ count: Int, into log: Box<[Int]>) -> [ActionDisposable] {
+        (0..<count).map { index in ActionDisposable { log.mutate { $0.append(index) } } }
+    }
+
+    @Test(arguments: [8, CompoundDisposable.indexedAbove + 1, 1_000])
+    func aCompoundDisposesWhatIsLeftInTheOrderAddedWhicheverChildrenWereRemoved(count: Int) {
+        let log = Box<[Int]>([])
+        let children = Self.logged(count, into: log)
+        let compound = CompoundDisposable(Array(children.prefix(count / 2)))
+        for child in children.dropFirst(count / 2) { compound.add(child) }
+        #expect(compound.isIndexed == (count > CompoundDisposable.indexedAbove))
+        // The oldest, the newest, and every third in between.
+        let removed = Set([0, count - 1] + Array(stride(from: 1, to: count - 1, by: 3)))
+        for index in removed.sorted() { compound.remove(children[index]) }
+        compound.remove(ActionDisposable())  // not a child: nothing happens
+        #expect(compound.childCount == count - removed.count)
+        compound.dispose()
+        #expect(log.value == (0..<count).filter { !removed.contains($0) })
+        #expect(children.enumerated().allSatisfy { $0.element.isDisposed != removed.contains($0.offset) })
+    }
+
+    @Test(arguments: [4, 100])
+    func removingAChildAddedTwiceTakesOutTheOccurrenceAddedLast(others: Int) {
+        let log = Box<[Int]>([])
+        let children = Self.logged(others + 1, into: log)
+        let twice = children[others]  // logs `others`
+        let compound = CompoundDisposable()
+        compound.add(twice)
+        for child in children.prefix(others) { compound.add(child) }
+        compound.add(twice)
+        compound.remove(twice)  // the second occurrence: `twice` is still held first
+        #expect(compound.childCount == others + 1)
+        compound.remove(children[0])
+        compound.dispose()
+        #expect(log.value == [others] + Array(1..<others))
+    }
+
+    @Test func removingChildrenOldestFirstExaminesLinearlyManySlotsInAll() {
+        let n = 20_000
+        let children = (0..<n).map { _ in ActionDisposable() }
+        let compound = CompoundDisposable(children)
+        // A flatMap's inner subscriptions ending in the order they started, new ones starting.
+        for child in children.prefix(n / 2) {
+            compound.remove(child)
+            compound.add(ActionDisposable())
+        }
+        for child in children.suffix(n / 2) { compound.remove(child) }
+        #expect(compound.isIndexed)
+        #expect(compound.childCount == n / 2)
+        // Compactions only (no child was added twice): each moves at most twice the holes it
+        // squeezes out; a search per removal would have examined some 10^8 slots.
+        #expect(compound.indexedWork <= 4 * n)
+        compound.dispose()
+        #expect(!children.contains { $0.isDisposed })
+    }
+
     @Test func disposedByAddsToACompound() {
         let bag = CompoundDisposable()
         let d = ActionDisposable().disposed(by: bag)

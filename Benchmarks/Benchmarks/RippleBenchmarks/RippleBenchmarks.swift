@@ -57,6 +57,7 @@ let benchmarks: @Sendable () -> Void = {
         case "deliver-latency": extraMetrics.append(custom(Suite.latencyMetric))
         default: break
         }
+        if suiteCase.system == System.observations { extraMetrics.append(custom(Suite.deliveredMetric)) }
         register(suiteCase.name, extraMetrics: extraMetrics) { suiteCase.make(operations) }
     }
 

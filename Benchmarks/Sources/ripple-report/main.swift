@@ -194,7 +194,9 @@ case "--table":
         guard let ripple = rows.first(where: { $0.workload == row.workload && $0.system == System.ripple }) else { return nil }
         let mine = ripple.latencyP50 ?? ripple.p50, theirs = row.latencyP50 ?? row.p50
         let unit = row.latencyP50 != nil ? "ns/value" : "ns/op"
-        let events = row.deliveredPerOp.map { String(format: "coalesces: %.2f %% seen", $0 * 100) } ?? "same"
+        let events = row.deliveredPerOp.map { seen in
+            "coalesces: " + String(format: "%.2f", seen * 100) + " % seen, " + (seen > 0 ? format(theirs / seen) : "–") + " ns per value seen"
+        } ?? "same"
         return [row.workload, row.system, unit, format(mine), format(theirs), mine > 0 ? String(format: "%.1f×", theirs / mine) : "", events]
     }
     if !against.isEmpty {

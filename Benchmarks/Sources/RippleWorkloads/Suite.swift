@@ -120,6 +120,9 @@ public enum Suite {
     /// The values a run's observers actually saw, all observers together (`Observations`
     /// coalesces, so fewer than the run's operations).
     public static let deliveredMetric = "delivered"
+    /// The times a run set its last value again because it had not reached every observer
+    /// within 1 ms (`Observations` can miss a change on Swift 6.3.1, see `ObservationsState`).
+    public static let resetsMetric = "last value re-set"
     /// The process's peak resident set (`VmHWM`) after an iteration, in KiB: the same name the
     /// overload runs record theirs under.
     public static let peakResidentMetric = "peak resident (KiB)"

@@ -69,6 +69,9 @@ struct Row {
     /// The values the observers actually saw in an iteration, per operation (`Observations`
     /// coalesces: below 1).
     var deliveredPerOp: Double?
+    /// Times an iteration set its last value again after an observer missed the change (p50,
+    /// and the most in any iteration).
+    var resets: (p50: Double, max: Double)?
 }
 
 var rows: [Row] = []
@@ -89,6 +92,7 @@ for suiteCase in Suite.cases {
     }
     if System.coalescing.contains(suiteCase.system) {
         row.deliveredPerOp = result.value(Suite.deliveredMetric).map { $0 / operations }
+        if let p50 = result.value(Suite.resetsMetric), let most = result.value(Suite.resetsMetric, "100.0") { row.resets = (p50, most) }
     }
     rows.append(row)
 }
@@ -196,6 +200,7 @@ case "--table":
         let unit = row.latencyP50 != nil ? "ns/value" : "ns/op"
         let events = row.deliveredPerOp.map { seen in
             "coalesces: " + String(format: "%.2f", seen * 100) + " % seen, " + (seen > 0 ? format(theirs / seen) : "–") + " ns per value seen"
+                + (row.resets.map { String(format: "; last value re-set %.0f (p50), %.0f (max) per iteration", $0.p50, $0.max) } ?? "")
         } ?? "same"
         return [row.workload, row.system, unit, format(mine), format(theirs), mine > 0 ? String(format: "%.1f×", theirs / mine) : "", events]
     }

@@ -4,8 +4,9 @@ import PackageDescription
 // Ripple's benchmarks: a package of its own, so the library keeps no dependencies.
 //
 // - RippleWorkloads: every workload of the suite, for every system (Ripple, OpenCombine,
-//   NotificationCenter, the closure-chain reference, the floor), as code that performs a given
-//   number of operations.
+//   NotificationCenter, the Swift-native peers — AsyncStream with swift-async-algorithms'
+//   share(), AsyncChannel, Observation's Observations —, the closure-chain reference, the floor),
+//   as code that performs a given number of operations.
 // - ClosureChain: the cold pipeline's `closure-chain` reference, in a module of its own so the
 //   compiler cannot merge its closures with the Ripple workload's identical ones (that moved the
 //   instruction gate's cold-pipeline figure by 4; OpenCombine's closures in RippleWorkloads could
@@ -21,6 +22,7 @@ let package = Package(
     dependencies: [
         .package(name: "Ripple", path: ".."),
         .package(url: "https://github.com/OpenCombine/OpenCombine.git", exact: "0.14.0"),
+        .package(url: "https://github.com/apple/swift-async-algorithms", exact: "1.1.4"),
         .package(url: "https://github.com/ordo-one/benchmark.git", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -34,6 +36,7 @@ let package = Package(
                 .product(name: "Ripple", package: "Ripple"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ],
             path: "Sources/RippleWorkloads"),
         .executableTarget(

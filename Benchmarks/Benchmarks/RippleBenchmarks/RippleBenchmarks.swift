@@ -57,6 +57,9 @@ let benchmarks: @Sendable () -> Void = {
         case "deliver-latency": extraMetrics.append(custom(Suite.latencyMetric))
         default: break
         }
+        if suiteCase.system == System.observations {
+            extraMetrics += [custom(Suite.deliveredMetric), custom(Suite.resetsMetric)]
+        }
         register(suiteCase.name, extraMetrics: extraMetrics) { suiteCase.make(operations) }
     }
 

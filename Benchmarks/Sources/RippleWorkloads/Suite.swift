@@ -9,7 +9,8 @@ public struct Iteration {
     /// Performs the operations.
     public let run: () -> Void
     /// Figures of the last `run()` beyond time and allocations, by metric name (each value one
-    /// sample): `idle-subscriptions`' bytes per subscription, `deliver-latency`'s latencies.
+    /// sample): `idle-subscriptions`' bytes per subscription, `deliver-latency`'s latencies,
+    /// the values `Observations`' observers saw.
     public var metrics: (() -> [String: [Int]])? = nil
 
     public init(operations: Int, run: @escaping () -> Void, metrics: (() -> [String: [Int]])? = nil) {
@@ -42,9 +43,21 @@ public enum System {
     /// (what any library whose operators return one signal type composes), without Ripple's
     /// subscription, disposal checks or serialization.
     public static let closureChain = "closure-chain"
-    public static let peers: Set<String> = [openCombine, notificationCenter]
+    /// The Swift-native peers: an `AsyncStream` shared with swift-async-algorithms' `share()`
+    /// (`fanout-N`), its `AsyncChannel` (`deliver-latency`), an `AsyncStream` iterated on an
+    /// actor (`actor-hop`), Observation's `Observations` (`behavior-fanout-10`).
+    public static let asyncStreamShare = "AsyncStream.share"
+    public static let asyncChannel = "AsyncChannel"
+    public static let asyncStream = "AsyncStream"
+    public static let observations = "Observations"
+    public static let peers: Set<String> = [openCombine, notificationCenter, asyncStreamShare, asyncChannel, asyncStream, observations]
+    /// Peers that deliver fewer events than were sent (`Observations` coalesces changes): their
+    /// time per operation is of other work, so no ratio takes them as the best peer.
+    public static let coalescing: Set<String> = [observations]
     /// The order systems appear in within a workload.
-    public static let order = [ripple, openCombine, notificationCenter, closureChain, floor]
+    public static let order = [
+        ripple, openCombine, notificationCenter, asyncStreamShare, asyncChannel, asyncStream, observations, closureChain, floor,
+    ]
 }
 
 /// Every workload of the suite, each beside its peers and the floor, in table order.
@@ -56,10 +69,17 @@ public enum Suite {
                 cases.append(Case(workload: workload, system: system, operations: operations, make: make))
             }
         }
-        for subscribers in [1, 10, 100, 1000] {
-            add("fanout-\(subscribers)", 100_000, Fanout.systems(subscribers: subscribers))
+        /// `systems` with the Swift-native `peers` before the floor.
+        func adding(_ peers: [(String, @Sendable (Int) -> Iteration)], to systems: [(String, @Sendable (Int) -> Iteration)])
+            -> [(String, @Sendable (Int) -> Iteration)] {
+            let floor = systems.firstIndex { $0.0 == System.floor } ?? systems.endIndex
+            return Array(systems[..<floor]) + peers + systems[floor...]
         }
-        add("behavior-fanout-10", 100_000, BehaviorFanout.systems)
+        for subscribers in [1, 10, 100, 1000] {
+            let peers = subscribers == 100 ? [] : [AsyncShareFanout.system(subscribers: subscribers)]
+            add("fanout-\(subscribers)", 100_000, adding(peers, to: Fanout.systems(subscribers: subscribers)))
+        }
+        add("behavior-fanout-10", 100_000, adding([ObservationsState.system], to: BehaviorFanout.systems))
         add("replay-send", 100_000, Replay.sendSystems)
         add("replay-subscribe", 1_000, Replay.subscribeSystems)
         add("cold-pipeline", 100_000, ColdPipeline.systems)
@@ -67,11 +87,11 @@ public enum Suite {
             add("subscribe-dispose-\(live)", 10_000, SubscribeDispose.systems(live: live))
         }
         add("deliver-serial", 100_000, DeliverSerial.systems)
-        add("actor-hop", 100_000, ActorHop.systems)
+        add("actor-hop", 100_000, adding([StreamActorHop.system], to: ActorHop.systems))
         add("contended-send", 1_000_000, ContendedSend.systems(threads: 2))
         add("contended-send-4", 1_000_000, ContendedSend.systems(threads: 4))
         add("idle-subscriptions", 100_000, IdleSubscriptions.systems)
-        add("deliver-latency", 1_000, DeliverLatency.systems)
+        add("deliver-latency", 1_000, adding([ChannelLatency.system], to: DeliverLatency.systems))
         return cases
     }()
 
@@ -97,6 +117,12 @@ public enum Suite {
     /// The metric names `Iteration.metrics` reports.
     public static let bytesPerSubscriptionMetric = "bytes per subscription"
     public static let latencyMetric = "latency (ns)"
+    /// The values a run's observers actually saw, all observers together (`Observations`
+    /// coalesces, so fewer than the run's operations).
+    public static let deliveredMetric = "delivered"
+    /// The times a run set its last value again because it had not reached every observer
+    /// within 1 ms (`Observations` can miss a change on Swift 6.3.1, see `ObservationsState`).
+    public static let resetsMetric = "last value re-set"
     /// The process's peak resident set (`VmHWM`) after an iteration, in KiB: the same name the
     /// overload runs record theirs under.
     public static let peakResidentMetric = "peak resident (KiB)"

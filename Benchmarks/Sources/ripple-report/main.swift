@@ -66,6 +66,12 @@ struct Row {
     var bytesPerSub: Double?
     var latencyP50: Double?
     var latencyP99: Double?
+    /// The values the observers actually saw in an iteration, per operation (`Observations`
+    /// coalesces: below 1).
+    var deliveredPerOp: Double?
+    /// Times an iteration set its last value again after an observer missed the change (p50,
+    /// and the most in any iteration).
+    var resets: (p50: Double, max: Double)?
 }
 
 var rows: [Row] = []
@@ -83,6 +89,10 @@ for suiteCase in Suite.cases {
     if suiteCase.workload == "deliver-latency" {
         row.latencyP50 = result.value(Suite.latencyMetric)
         row.latencyP99 = result.value(Suite.latencyMetric, "99.0")
+    }
+    if System.coalescing.contains(suiteCase.system) {
+        row.deliveredPerOp = result.value(Suite.deliveredMetric).map { $0 / operations }
+        if let p50 = result.value(Suite.resetsMetric), let most = result.value(Suite.resetsMetric, "100.0") { row.resets = (p50, most) }
     }
     rows.append(row)
 }
@@ -126,7 +136,8 @@ func ratios(_ row: Row, in rows: [Row]) -> (peer: String, floor: String) {
     let others = rows.filter { $0.workload == row.workload }
     func figure(_ row: Row) -> Double? { row.bytesPerSub ?? row.latencyP50 ?? row.p50 }
     guard let mine = figure(row) else { return ("", "") }
-    let peers = others.filter { System.peers.contains($0.system) }.compactMap(figure)
+    // A coalescing peer delivers fewer events than were sent: its time is of other work.
+    let peers = others.filter { System.peers.contains($0.system) && !System.coalescing.contains($0.system) }.compactMap(figure)
     let floor = others.first { $0.system == System.floor }.flatMap(figure)
     let unit = row.bytesPerSub != nil ? " (bytes)" : ""
     return (peers.min().map { $0 > 0 ? String(format: "%.2f×", mine / $0) + unit : "" } ?? "",
@@ -178,8 +189,24 @@ case "--table":
         [row.workload, row.system, format(row.latencyP50 ?? 0), format(row.latencyP99 ?? 0), format(row.allocsPerOp)]
     }
     if !latency.isEmpty {
-        print("\nLatency from send to callback on a serial queue, one value in flight (ns):\n")
+        print("\nLatency from send to callback on a serial queue (AsyncChannel: to the consumer task), one value in flight (ns):\n")
         print(table(["workload", "system", "p50", "p99", "allocs/value"], latency))
+    }
+    // Each Swift-native peer against Ripple in the same workload: the peer's p50 over Ripple's.
+    let native = [System.asyncStreamShare, System.asyncChannel, System.asyncStream, System.observations]
+    let against = rows.filter { native.contains($0.system) }.compactMap { row -> [String]? in
+        guard let ripple = rows.first(where: { $0.workload == row.workload && $0.system == System.ripple }) else { return nil }
+        let mine = ripple.latencyP50 ?? ripple.p50, theirs = row.latencyP50 ?? row.p50
+        let unit = row.latencyP50 != nil ? "ns/value" : "ns/op"
+        let events = row.deliveredPerOp.map { seen in
+            "coalesces: " + String(format: "%.2f", seen * 100) + " % seen, " + (seen > 0 ? format(theirs / seen) : "–") + " ns per value seen"
+                + (row.resets.map { String(format: "; last value re-set %.0f (p50), %.0f (max) per iteration", $0.p50, $0.max) } ?? "")
+        } ?? "same"
+        return [row.workload, row.system, unit, format(mine), format(theirs), mine > 0 ? String(format: "%.1f×", theirs / mine) : "", events]
+    }
+    if !against.isEmpty {
+        print("\nThe Swift-native peers against Ripple (p50; a latency for deliver-latency):\n")
+        print(table(["workload", "peer", "unit", "Ripple", "peer", "peer ÷ Ripple", "events"], against))
     }
     if !overloads.isEmpty {
         print("\nA producer 10× faster than its subscriber (\(Overload.callbackNanoseconds / 1_000) µs per value; buffer \(Overload.bufferSize)):\n")

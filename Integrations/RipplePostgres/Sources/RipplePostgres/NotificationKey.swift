@@ -31,8 +31,9 @@ import Foundation
 ///
 /// `description` and `dump` never show the secret.
 public struct NotificationKey: Sendable, CustomStringConvertible, CustomReflectable {
-    /// The key, as HMAC-SHA256 uses it (`SymmetricKey`).
-    let key: SymmetricKey
+    /// The secret's bytes. Kept as bytes, not as swift-crypto's `SymmetricKey`, which is
+    /// `Sendable` only from swift-crypto 4 on; the package supports 3.12.3 and later.
+    let secret: [UInt8]
     /// HMAC's inner and outer pad blocks (the key, hashed if longer than 64 bytes, padded with
     /// zeros to 64, XOR 0x36 and XOR 0x5c): the statement computes
     /// `sha256(outer || sha256(inner || message))`, which is HMAC-SHA256.
@@ -47,7 +48,7 @@ public struct NotificationKey: Sendable, CustomStringConvertible, CustomReflecta
     public init(_ secret: some Collection<UInt8>) throws(InvalidNotificationKey) {
         let bytes = Array(secret)
         guard bytes.count >= Self.minimumBytes else { throw .tooShort(bytes: bytes.count) }
-        key = SymmetricKey(data: bytes)
+        self.secret = bytes
         var block = bytes.count > 64 ? Array(SHA256.hash(data: bytes)) : bytes
         block += [UInt8](repeating: 0, count: 64 - block.count)
         innerPad = block.map { $0 ^ 0x36 }
@@ -83,7 +84,7 @@ public struct NotificationKey: Sendable, CustomStringConvertible, CustomReflecta
                 high = nibble
             }
         }
-        return HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: message, using: key)
+        return HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: message, using: SymmetricKey(data: secret))
     }
 
     private static func nibble(_ byte: UInt8) -> UInt8? {

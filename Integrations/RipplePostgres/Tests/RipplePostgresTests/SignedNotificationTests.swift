@@ -18,7 +18,7 @@ private func signed(_ topic: String, last: Int64, count: Int, epoch: String = St
     let header = "\(last) \(count) \(epoch)"
     var message = Array("ripple-v1".utf8) + [0] + Array(topic.utf8) + [0] + Array(header.utf8) + [0]
     message += Array(body.utf8)
-    let mac = HMAC<SHA256>.authenticationCode(for: message, using: key.key).map { String(format: "%02x", $0) }.joined()
+    let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key.secret)).map { String(format: "%02x", $0) }.joined()
     return "\(header) \(mac) \(body)"
 }
 

@@ -53,7 +53,7 @@ let benchmarks: @Sendable () -> Void = {
         let operations = quick ? max(1, suiteCase.operations / 10) : suiteCase.operations
         var extraMetrics: [BenchmarkMetric] = []
         switch suiteCase.workload {
-        case "idle-subscriptions": extraMetrics.append(custom(Suite.bytesPerSubscriptionMetric))
+        case "idle-subscriptions", "idle-observations": extraMetrics.append(custom(Suite.bytesPerSubscriptionMetric))
         case "deliver-latency": extraMetrics.append(custom(Suite.latencyMetric))
         default: break
         }

@@ -226,21 +226,21 @@ final class SenderThreads: @unchecked Sendable {
 enum IdleSubscriptions {
     static let systems: [(String, @Sendable (Int) -> Iteration)] = [
         (System.ripple, { count in
-            bytesPerSubscription(count) {
+            bytesPerSubscription(count) { _ in
                 let accumulator = Accumulator()
                 let subject = Ripple.Subject<Int>()
                 return (subject, (0..<count).map { _ in subject.subscribeNext { accumulator.total &+= $0 } })
             }
         }),
         (System.openCombine, { count in
-            bytesPerSubscription(count) {
+            bytesPerSubscription(count) { _ in
                 let accumulator = Accumulator()
                 let subject = PassthroughSubject<Int, Never>()
                 return (subject, (0..<count).map { _ in subject.sink { accumulator.total &+= $0 } })
             }
         }),
         (System.floor, { count in
-            bytesPerSubscription(count) {
+            bytesPerSubscription(count) { _ in
                 let accumulator = Accumulator()
                 return (0..<count).map { _ -> (Int) -> Void in { accumulator.total &+= $0 } }
             }
@@ -248,17 +248,51 @@ enum IdleSubscriptions {
     ]
 
     /// An iteration that runs `make` (creating `count` subscriptions) and records the live-byte
-    /// delta around it, divided by `count`.
-    private static func bytesPerSubscription(_ count: Int, _ make: @escaping () -> Any) -> Iteration {
+    /// delta around it, divided by `count`; what `prepare` makes first (the observations' owners)
+    /// is not counted.
+    static func bytesPerSubscription(_ count: Int, prepare: @escaping () -> Any = { () },
+                                     _ make: @escaping (Any) -> Any) -> Iteration {
         let last = UncheckedBox(0.0)
         return Iteration(operations: count, run: {
+            let prepared = prepare()
             let before = HeapBytes.now()
-            let alive = make()
+            let alive = make(prepared)
             let after = HeapBytes.now()
             last.value = after.bytesSince(before) / Double(count)
-            withExtendedLifetime(alive) {}
+            withExtendedLifetime((prepared, alive)) {}
         }, metrics: { [Suite.bytesPerSubscriptionMetric: [Int(last.value.rounded())]] })
     }
+}
+
+// MARK: idle-observations
+
+/// Operation = one idle `observe(owner:)` observation created (and, at the end of the run,
+/// released), 100,000 on one subject, each with an owner of its own (made before the count
+/// starts); `bytesPerSubscription` as in `idle-subscriptions`: everything the observation holds —
+/// its subject subscription, the disposable it returns, the closure holding the owner weakly,
+/// the owner's weak-reference side table, the subject's record of it.
+enum IdleObservations {
+    final class Owner {}
+
+    static let systems: [(String, @Sendable (Int) -> Iteration)] = [
+        (System.ripple, { count in
+            IdleSubscriptions.bytesPerSubscription(count, prepare: { (0..<count).map { _ in Owner() } }) { prepared in
+                let owners = prepared as! [Owner]
+                let accumulator = Accumulator()
+                let subject = Ripple.Subject<Int>()
+                return (subject, owners.map { owner in subject.observe(owner: owner) { _, value in accumulator.total &+= value } })
+            }
+        }),
+        (System.floor, { count in
+            IdleSubscriptions.bytesPerSubscription(count, prepare: { (0..<count).map { _ in Owner() } }) { prepared in
+                let owners = prepared as! [Owner]
+                let accumulator = Accumulator()
+                return owners.map { owner -> (Int) -> Void in
+                    { [weak owner] value in if owner != nil { accumulator.total &+= value } }
+                }
+            }
+        }),
+    ]
 }
 
 /// A counter shared by threads that deliver concurrently (OpenCombine's subscribers).

@@ -11,7 +11,7 @@ enum Check {
         "behavior-fanout-10": 10, "replay-send": 1, "contended-send": 10, "contended-send-4": 10,
     ]
     /// The allocation counts that are gated.
-    static let gated = Suite.deterministicWorkloads.union(["contended-send", "contended-send-4", "idle-subscriptions"])
+    static let gated = Suite.deterministicWorkloads.union(["contended-send", "contended-send-4", "idle-subscriptions", "idle-observations"])
 
     static func run(rows: [Row], missing: [String], baselinePath: String, update: Bool) -> Never {
         let ripple = rows.filter { $0.system == System.ripple }

@@ -85,7 +85,7 @@ for suiteCase in Suite.cases {
         p50: p50 * 1_000 / operations, p99: p99 * 1_000 / operations,
         allocsPerOp: max(0, allocated - overhead) / operations,
         peakMiB: (result.value(Suite.peakResidentMetric, "100.0") ?? 0) / 1_024)
-    if suiteCase.workload == "idle-subscriptions" { row.bytesPerSub = result.value(Suite.bytesPerSubscriptionMetric) }
+    if suiteCase.workload.hasPrefix("idle-") { row.bytesPerSub = result.value(Suite.bytesPerSubscriptionMetric) }
     if suiteCase.workload == "deliver-latency" {
         row.latencyP50 = result.value(Suite.latencyMetric)
         row.latencyP99 = result.value(Suite.latencyMetric, "99.0")

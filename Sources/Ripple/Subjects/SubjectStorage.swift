@@ -160,8 +160,8 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
                 // Nothing can reach these subscriptions any more: end them, which runs their
                 // cleanup and breaks the cycle a cold signal's subscription forms through the
                 // subject (subscription → passthrough → compound → subscription).
-                (entry.subscriber as? Subscriber<Value>)?.dispose()
-                (entry.subscriber as? PassthroughSubscriber<Value>)?.disposeSubscription()
+                entry.disposeReceiver()
+                if !entry.isClosure { (entry.asReceiver.subscriber as? PassthroughSubscriber<Value>)?.disposeSubscription() }
                 entry.detach()  // breaks cycles through closures that capture their own subscription
             }
         }
@@ -235,12 +235,12 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
 
     @inlinable
     func subscribe(_ subscriber: any SubscriberProtocol<Value>) -> any Disposable {
-        subscribe(entry: Entry(subscriber, storage: self))
+        subscribe(entry: ReceiverSubscription(subscriber, storage: self))
     }
 
     @inlinable
     func subscribe(next: ((Value) -> Void)?, error: ((any Error) -> Void)?, completed: (() -> Void)?) -> any Disposable {
-        subscribe(entry: Entry(next: next, error: error, completed: completed, storage: self))
+        subscribe(entry: ClosureSubscription(next: next, error: error, completed: completed, storage: self))
     }
 
     /// Snapshots the replay where the subscription is accepted, then delivers it (waiting for

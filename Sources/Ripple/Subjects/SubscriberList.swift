@@ -53,8 +53,9 @@ struct SubscriberList<Value, History: SubjectHistory> where History.Value == Val
     @inlinable
     mutating func append(_ entry: Entry) {
         checkNotWalking()
+        precondition(used < Int(Int32.max), "Ripple: a subject's subscription list is full: its slots are 32-bit (2^31 - 1)")
         if used == capacity { reallocate(capacity: Swift.max(4, capacity &* 2)) }
-        entry.slot = used
+        entry.slot = Int32(truncatingIfNeeded: used)
         (base.unsafelyUnwrapped + used).initialize(to: .passRetained(entry))
         used += 1
     }
@@ -62,7 +63,7 @@ struct SubscriberList<Value, History: SubjectHistory> where History.Value == Val
     @inlinable
     mutating func remove(_ entry: Entry) {
         checkNotWalking()
-        let slot = entry.slot
+        let slot = Int(entry.slot)
         guard slot >= 0, slot < used, let base,
               base[slot]?.toOpaque() == Unmanaged.passUnretained(entry).toOpaque() else { return }
         entry.slot = -1
@@ -109,7 +110,7 @@ struct SubscriberList<Value, History: SubjectHistory> where History.Value == Val
         var kept = 0
         for index in 0..<used {
             if let unmanaged = base[index] {
-                unmanaged._withUnsafeGuaranteedRef { $0.slot = kept }
+                unmanaged._withUnsafeGuaranteedRef { $0.slot = Int32(truncatingIfNeeded: kept) }
                 base[kept] = unmanaged
                 kept += 1
             }

@@ -90,6 +90,7 @@ public enum Suite {
         add("actor-hop", 100_000, adding([StreamActorHop.system], to: ActorHop.systems))
         add("contended-send", 1_000_000, ContendedSend.systems(threads: 2))
         add("contended-send-4", 1_000_000, ContendedSend.systems(threads: 4))
+        add("contended-send-8", 1_000_000, ContendedSend.systems(threads: 8))
         add("idle-subscriptions", 100_000, IdleSubscriptions.systems)
         add("idle-observations", 100_000, IdleObservations.systems)
         add("deliver-latency", 1_000, adding([ChannelLatency.system], to: DeliverLatency.systems))

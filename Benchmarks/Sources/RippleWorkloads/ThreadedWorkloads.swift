@@ -105,7 +105,7 @@ private func asyncEach(_ count: Int, on queue: DispatchQueue) {
     done.wait()
 }
 
-// MARK: contended-send, contended-send-4
+// MARK: contended-send, contended-send-4, contended-send-8
 
 /// `threads` threads send to one subject with 10 subscribers at once; operation = one value
 /// delivered to one subscriber. Every run checks that every subscriber received every value

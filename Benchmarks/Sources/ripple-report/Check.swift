@@ -8,10 +8,10 @@ enum Check {
     /// Subscribers each send reaches, for the workloads whose sends must not allocate.
     static let subscribersPerSend: [String: Double] = [
         "fanout-1": 1, "fanout-10": 10, "fanout-100": 100, "fanout-1000": 1_000,
-        "behavior-fanout-10": 10, "replay-send": 1, "contended-send": 10, "contended-send-4": 10,
+        "behavior-fanout-10": 10, "replay-send": 1, "contended-send": 10, "contended-send-4": 10, "contended-send-8": 10,
     ]
     /// The allocation counts that are gated.
-    static let gated = Suite.deterministicWorkloads.union(["contended-send", "contended-send-4", "idle-subscriptions", "idle-observations"])
+    static let gated = Suite.deterministicWorkloads.union(["contended-send", "contended-send-4", "contended-send-8", "idle-subscriptions", "idle-observations"])
 
     static func run(rows: [Row], missing: [String], baselinePath: String, update: Bool) -> Never {
         let ripple = rows.filter { $0.system == System.ripple }

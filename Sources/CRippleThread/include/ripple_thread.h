@@ -25,6 +25,16 @@ static inline __attribute__((always_inline)) uintptr_t ripple_thread_pointer(voi
 #endif
 }
 
+/// A hint to the CPU that the caller is spinning (x86's `pause`, AArch64's `yield`): it saves
+/// power and lets a sibling hyper-thread run while a delivery turn is awaited for a moment.
+static inline __attribute__((always_inline)) void ripple_cpu_relax(void) {
+#if defined(__x86_64__)
+    __asm__ volatile("pause");
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
 /// The calling thread's stack as `StackGuard` sees it: `low` (its lowest address), `high` (just
 /// past its highest) and `water_mark` (below which it counts as near its end). All zero until
 /// `StackGuard` computes them, once per thread; an unknown stack is stored as low = water_mark

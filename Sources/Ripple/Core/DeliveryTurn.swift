@@ -32,6 +32,44 @@ struct DeliveryTurn: ~Copyable, Sendable {
         word.compareExchange(expected: 0, desired: me, ordering: .acquiring).exchanged
     }
 
+    /// How many times `takeSoon` and `awaitRelease` look at the word before giving up: about a
+    /// microsecond or two of `pause`s, the time a holder takes to deliver one value to a few
+    /// dozen subscribers.
+    @inlinable static var spinRounds: Int { 64 }
+
+    /// `takeFree`, for a sender that found the turn taken: waits a moment for the holder to give
+    /// it up and takes it then — what a lock's adaptive spin does, and far cheaper than queueing
+    /// behind the holder and sleeping until it delivers for this thread.
+    ///
+    /// Gives up (false; the caller queues as before) at once when the holder is this thread (a
+    /// send from a callback: the turn cannot come free) or has been asked to look (a thread is
+    /// queued: the turn goes to the queue first, so a spinner never overtakes a waiter), and
+    /// after `spinRounds` looks. Bounded: a send still returns after bounded work.
+    @usableFromInline
+    func takeSoon(_ me: UInt) -> Bool {
+        for _ in 0..<Self.spinRounds {
+            let current = word.load(ordering: .relaxed)
+            if current == 0 {
+                if takeFree(me) { return true }
+                continue
+            }
+            if current & 1 != 0 || TurnMachine<Never>.holder(of: current) == me { return false }
+            ripple_cpu_relax()
+        }
+        return false
+    }
+
+    /// Waits a moment (as `takeSoon`, without taking it) for a turn held by another thread that
+    /// nobody queued for to come free, so that the caller's locked arrival finds it free.
+    @usableFromInline
+    func awaitRelease(_ me: UInt) {
+        for _ in 0..<Self.spinRounds {
+            let current = word.load(ordering: .relaxed)
+            if current == 0 || current & 1 != 0 || TurnMachine<Never>.holder(of: current) == me { return }
+            ripple_cpu_relax()
+        }
+    }
+
     /// `releaseUnasked`: gives the turn up if nobody asked the holder to look; false means: look first.
     @inlinable
     func releaseUnasked(_ me: UInt) -> Bool {

@@ -193,10 +193,13 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
         // A subject without history sends a value without the lock when the turn is free:
         // the list is the turn holder's, and a terminal event is an atomic flag.
         if History.recordsNothing, accept == nil, case .next = event,
-           !terminated.load(ordering: .acquiring), turn.takeFree(me) {
+           !terminated.load(ordering: .acquiring), turn.takeFree(me) || turn.takeSoon(me) {
             if terminated.load(ordering: .acquiring) { return finishTurn(me) }
             return run(.event(event), me)
         }
+        // Another thread delivers: give it a moment to finish, so this send takes the turn
+        // rather than queueing and sleeping until the holder delivers for it.
+        if !History.recordsNothing, turn.isHeld { turn.awaitRelease(me) }
         let work = Work.event(event)
         let now = clockTime  // user code: read before locking
         var evicted = Evicted<Value>.none

@@ -56,6 +56,35 @@ import RippleTestSupport
         subscription.dispose()
     }
 
+    /// `takeSoon`, a subject sender's bounded spin before it queues: it takes a free turn, and
+    /// gives up without taking it when it holds the turn itself (a send from a callback), when a
+    /// thread is queued (the turn goes to the queue first), and when the holder never lets go.
+    @Test func aSpinningSenderTakesAFreeTurnButNeverItsOwnNorOneAThreadIsQueuedFor() {
+        let turn = DeliveryTurn()
+        let me = TurnIdentity.current, other = me &+ 16
+        let tookFree = turn.takeSoon(me)
+        #expect(tookFree, "a free turn is taken")
+        var holder = turn.holder
+        #expect(holder == me)
+        let tookOwn = turn.takeSoon(me)
+        #expect(!tookOwn, "a holder spinning for its own turn would wait for itself")
+        let released = turn.releaseUnasked(me)
+        #expect(released)
+        turn.publish(TurnMachine<Never>.asking(other))
+        let overtook = turn.takeSoon(me)
+        #expect(!overtook, "a spinner must not overtake a queued thread")
+        let word = turn.word.load(ordering: .relaxed)
+        #expect(word == TurnMachine<Never>.asking(other))
+        turn.publish(other)
+        let tookHeld = turn.takeSoon(me)
+        #expect(!tookHeld, "a spin is bounded: a holder that never lets go sends it to the queue")
+        holder = turn.holder
+        #expect(holder == other)
+        turn.awaitRelease(me)  // returns, bounded, with the turn still held
+        holder = turn.holder
+        #expect(holder == other)
+    }
+
     @Test func aSubscriberSendThatFindsAnotherThreadDeliveringReturnsOnlyOnceDelivered() {
         let gate = Gate()
         let subscriber = Subscriber<Int>(next: { gate.callback($0) })

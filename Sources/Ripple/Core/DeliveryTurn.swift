@@ -32,29 +32,37 @@ struct DeliveryTurn: ~Copyable, Sendable {
         word.compareExchange(expected: 0, desired: me, ordering: .acquiring).exchanged
     }
 
-    /// How many times `takeSoon` and `awaitRelease` look at the word before giving up: about a
-    /// microsecond or two of `pause`s, the time a holder takes to deliver one value to a few
-    /// dozen subscribers.
+    /// How many times `takeSoon` and `awaitRelease` look at the word before giving up, with a
+    /// CPU spin hint (`ripple_cpu_relax`) between looks: on x86-64 a `pause`, some 10 to 140
+    /// cycles depending on the core, so one to three microseconds in all — the time a holder
+    /// takes to deliver one value to a few dozen subscribers; on AArch64 (`yield`) less.
     @inlinable static var spinRounds: Int { 64 }
 
     /// `takeFree`, for a sender that found the turn taken: waits a moment for the holder to give
     /// it up and takes it then — what a lock's adaptive spin does, and far cheaper than queueing
     /// behind the holder and sleeping until it delivers for this thread.
     ///
-    /// Gives up (false; the caller queues as before) at once when the holder is this thread (a
-    /// send from a callback: the turn cannot come free) or has been asked to look (a thread is
-    /// queued: the turn goes to the queue first, so a spinner never overtakes a waiter), and
-    /// after `spinRounds` looks. Bounded: a send still returns after bounded work.
+    /// Gives up (false; the caller queues as before) without spinning when the holder is this
+    /// thread, directly or as the thread a `StackGuard` continuation continues (a send from a
+    /// callback: the turn cannot come free), and as soon as the look flag is set (a thread is queued,
+    /// or the holder has removals to tidy: the turn goes to the queue first, so a spinner never
+    /// overtakes a waiter); else after `rounds` looks. Bounded: a send still returns after
+    /// bounded work. A holder blocked on a turn this thread holds (the wait-for graph's cycle
+    /// case) cannot let go either; the spin then costs its `rounds` and the send queues.
+    ///
+    /// - Parameters:
+    ///   - rounds: How many looks at most (`spinRounds`).
+    ///   - relax: Runs between looks (the CPU hint; tests count or script it).
     @usableFromInline
-    func takeSoon(_ me: UInt) -> Bool {
-        for _ in 0..<Self.spinRounds {
+    func takeSoon(_ me: UInt, rounds: Int = spinRounds, relax: () -> Void = { ripple_cpu_relax() }) -> Bool {
+        for _ in 0..<rounds {
             let current = word.load(ordering: .relaxed)
             if current == 0 {
                 if takeFree(me) { return true }
                 continue
             }
-            if current & 1 != 0 || TurnMachine<Never>.holder(of: current) == me { return false }
-            ripple_cpu_relax()
+            if gaveUp(on: current, me) { return false }
+            relax()
         }
         return false
     }
@@ -62,12 +70,20 @@ struct DeliveryTurn: ~Copyable, Sendable {
     /// Waits a moment (as `takeSoon`, without taking it) for a turn held by another thread that
     /// nobody queued for to come free, so that the caller's locked arrival finds it free.
     @usableFromInline
-    func awaitRelease(_ me: UInt) {
-        for _ in 0..<Self.spinRounds {
+    func awaitRelease(_ me: UInt, rounds: Int = spinRounds, relax: () -> Void = { ripple_cpu_relax() }) {
+        for _ in 0..<rounds {
             let current = word.load(ordering: .relaxed)
-            if current == 0 || current & 1 != 0 || TurnMachine<Never>.holder(of: current) == me { return }
-            ripple_cpu_relax()
+            if current == 0 || gaveUp(on: current, me) { return }
+            relax()
         }
+    }
+
+    /// Whether a spin for the held word `current` is pointless (see `takeSoon`).
+    @inlinable
+    func gaveUp(on current: UInt, _ me: UInt) -> Bool {
+        if current & 1 != 0 { return true }
+        let holder = TurnMachine<Never>.holder(of: current)
+        return holder == me || (WaitGraph.hasAliases && TurnIdentity.isCurrent(holder))
     }
 
     /// `releaseUnasked`: gives the turn up if nobody asked the holder to look; false means: look first.

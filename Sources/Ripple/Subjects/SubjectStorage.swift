@@ -5,8 +5,9 @@ import Synchronization
 ///
 /// One thread at a time holds the turn and runs subscribers' callbacks, so every subscriber
 /// sees every event in the order the subject accepted it, and callbacks of one subject never
-/// overlap. A send or subscribe that finds the turn taken by another thread queues its event
-/// (or replay) and waits, first come first served: the holder delivers up to
+/// overlap. A send that finds the turn taken by another thread first spins a moment for it
+/// (`DeliveryTurn.takeSoon`, which never overtakes a queued thread); a send still shut out, or a
+/// subscribe, queues its event (or replay) and waits, the queue first come first served: the holder delivers up to
 /// `TurnMachine.combiningBudget` waiting threads' work for them, then hands the turn to the
 /// next waiting thread, which delivers its own. It returns once delivered, after a bounded
 /// amount of other threads' work, so no caller is trapped delivering a flood and no queue grows

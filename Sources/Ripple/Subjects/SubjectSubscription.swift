@@ -41,6 +41,7 @@ where History.Value == Value {
             ? Unmanaged.passRetained(SubscriptionExtras(error: error, completed: completed, debugScope: scope))
             : nil
         self.storage = storage
+        assert(isClosure == (self is ClosureSubscription<Value, History>), "Ripple: a subject subscription of the wrong kind")
     }
 
     @inlinable
@@ -137,6 +138,8 @@ where History.Value == Value {
 
     deinit {
         // The closures may hold the rest of a deep chain: release them where there is stack.
+        // (A `ClosureSubscription`'s `next` is still there: a class's own deinit body runs
+        // before any stored property, its subclasses' included, is destroyed.)
         if holdsClosures { StackGuard.run { detach() } }
         if let extras {
             RippleDebug.subscriptionDestroyed(in: extras._withUnsafeGuaranteedRef { $0.debugScope })

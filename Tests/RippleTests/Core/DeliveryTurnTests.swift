@@ -85,6 +85,38 @@ import RippleTestSupport
         #expect(holder == other)
     }
 
+    /// The spin takes a turn that its holder gives up while it looks (scripted: the holder
+    /// releases between the spinner's third and fourth look), and with no look to spare.
+    @Test func aSpinningSenderTakesTheTurnItsHolderGivesUpMeanwhile() {
+        let turn = DeliveryTurn()
+        let me = TurnIdentity.current, other = me &+ 16
+        turn.publish(other)
+        var looks = 0
+        let took = turn.takeSoon(me, rounds: 4) {
+            looks += 1
+            if looks == 3 { _ = turn.releaseUnasked(other) }
+        }
+        #expect(took)
+        #expect(looks == 3)
+        let holder = turn.holder
+        #expect(holder == me)
+    }
+
+    /// A `StackGuard` continuation thread acts as the thread it continues, which may be the
+    /// holder: the spin gives up at once, so a re-entrant send from a continued callback queues
+    /// without spinning for its own turn.
+    @Test func aContinuationThreadDoesNotSpinForTheTurnOfTheThreadItContinues() {
+        let turn = DeliveryTurn()
+        let continued = TurnIdentity.current &+ 16
+        turn.publish(continued)
+        var looks = 0
+        let took = WaitGraph.acting(as: continued) {
+            turn.takeSoon(TurnIdentity.current, rounds: 1_000) { looks += 1 }
+        }
+        #expect(!took)
+        #expect(looks == 0, "a continuation spun for a turn its own thread holds")
+    }
+
     @Test func aSubscriberSendThatFindsAnotherThreadDeliveringReturnsOnlyOnceDelivered() {
         let gate = Gate()
         let subscriber = Subscriber<Int>(next: { gate.callback($0) })

@@ -339,3 +339,58 @@ import RippleTestSupport
         #expect(weakStorage == nil)
     }
 }
+
+#if os(Linux)
+/// glibc's `malloc_usable_size` (not in the Glibc module): the usable bytes of a heap block.
+@_silgen_name("malloc_usable_size") private func mallocUsableSize(_ pointer: UnsafeMutableRawPointer?) -> Int
+#endif
+
+/// What an idle subject subscription holds: a `subscribeNext` outside any `RippleDebug.Scope` is
+/// one heap block of at most 64 bytes; terminal closures or a scope add a second object, which
+/// keeps the scope's count right. No `.leakChecked` here: its scope would give every
+/// subscription that second object.
+@Suite struct SubjectSubscriptionSizeTests {
+    final class Captured: @unchecked Sendable {}
+
+    @Test func aSubscribeNextSubscriptionIsOneBlockOf64BytesWithNothingBeside() throws {
+        let subject = Subject<Int>()
+        weak var weakEntry: ClosureSubscription<Int, NoHistory<Int>>?
+        do {
+            let captured = Captured()
+            let subscription = subject.subscribeNext { _ in _ = captured }
+            let entry = try #require(subscription as? ClosureSubscription<Int, NoHistory<Int>>)
+            weakEntry = entry
+            #expect(entry.extras == nil, "a subscription without terminal closures or scope made a second object")
+            #if os(Linux)
+            let block = mallocUsableSize(Unmanaged.passUnretained(entry).toOpaque())
+            #expect(block <= 56, "the subscription's heap block grew to \(block) usable bytes")
+            #endif
+            subscription.dispose()
+        }
+        #expect(weakEntry == nil, "a disposed subscription outlived its last reference")
+    }
+
+    @Test func terminalClosuresAndADebugScopeLiveBesideTheSubscription() throws {
+        let subject = Subject<Int>()
+        let withTerminal = subject.subscribe(next: { _ in }, completed: {})
+        let terminalEntry = try #require(withTerminal as? ClosureSubscription<Int, NoHistory<Int>>)
+        let terminalExtras = try #require(terminalEntry.extras)
+        #expect(terminalExtras._withUnsafeGuaranteedRef { $0.completed != nil && $0.debugScope == nil })
+
+        let scope = RippleDebug.Scope()
+        let receiver = Subscriber<Int>(next: { _ in })
+        RippleDebug.counting(in: scope) {
+            let scoped = subject.subscribeNext { _ in }
+            let counted = subject.subscribe(receiver)
+            #expect(scope.liveSubscriptions == 2)  // `receiver` was made outside the scope
+            for subscription in [scoped, counted] {
+                let entry = subscription as? SubjectSubscription<Int, NoHistory<Int>>
+                #expect(entry?.extras?._withUnsafeGuaranteedRef { $0.debugScope === scope } == true)
+            }
+            scoped.dispose()
+            counted.dispose()
+        }
+        withTerminal.dispose()
+        #expect(scope.liveSubscriptions == 0, "a scoped subscription was not counted down when it ended")
+    }
+}

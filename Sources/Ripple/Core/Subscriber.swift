@@ -350,7 +350,11 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
     }
 
     /// The slow path of a sender that found the turn taken: `TurnMachine.arrive`.
-    @usableFromInline
+    ///
+    /// This and `look` are inlinable so that the client specializes them (unspecialized, each
+    /// delivery they make asks the runtime for generic metadata), never inlined: they stay off
+    /// the uncontended send's path.
+    @inlinable @inline(never)
     func arrive(_ event: Event<Value>, _ me: UInt) {
         let arrival = state.withLock { state in turn.arrive(event, by: me, in: &state.machine, owner: self) }
         switch arrival {
@@ -368,7 +372,7 @@ public final class Subscriber<Value>: SubscriberProtocol, Disposable, TurnOwner,
     /// The holder's slow path (`TurnMachine.look`): delivers queued events in order — ownerless
     /// ones, its own, and up to `TurnMachine.combiningBudget` for waiting threads — releases the
     /// closures once disposed, then hands the turn on or frees it.
-    @usableFromInline
+    @inlinable @inline(never)
     func look(_ me: UInt) {
         turn.runHolder(
             me, releasesLockFree: true,

@@ -351,7 +351,11 @@ final class SubjectStorage<Value, History: SubjectHistory>: TurnOwner, @unchecke
     /// The holder's slow path (`TurnMachine.look`): removes disposed subscriptions, delivers
     /// queued work in order — ownerless, its own, and up to `TurnMachine.combiningBudget` for
     /// waiting threads — then hands the turn on or frees it.
-    @usableFromInline
+    ///
+    /// Inlinable so that the client specializes it (unspecialized, every delivery it makes for a
+    /// waiting thread asked the runtime for generic metadata: a third of a contended send), but
+    /// never inlined: it stays off the uncontended send's path.
+    @inlinable @inline(never)
     func look(_ me: UInt) {
         var removed: [Entry] = []
         turn.runHolder(

@@ -248,8 +248,8 @@ enum IdleSubscriptions {
     ]
 
     /// An iteration that runs `make` (creating `count` subscriptions) and records the live-byte
-    /// delta around it, divided by `count`; what `prepare` makes first (the observations' owners)
-    /// is not counted.
+    /// delta around it, divided by `count`. What `prepare` makes first (the observations' owners)
+    /// is left out of the bytes, not out of the iteration's allocations and time.
     static func bytesPerSubscription(_ count: Int, prepare: @escaping () -> Any = { () },
                                      _ make: @escaping (Any) -> Any) -> Iteration {
         let last = UncheckedBox(0.0)
@@ -267,10 +267,15 @@ enum IdleSubscriptions {
 // MARK: idle-observations
 
 /// Operation = one idle `observe(owner:)` observation created (and, at the end of the run,
-/// released), 100,000 on one subject, each with an owner of its own (made before the count
-/// starts); `bytesPerSubscription` as in `idle-subscriptions`: everything the observation holds —
-/// its subject subscription, the disposable it returns, the closure holding the owner weakly,
-/// the owner's weak-reference side table, the subject's record of it.
+/// released), 100,000 on one subject, each with an owner of its own. The owners are made in
+/// `prepare`, inside the iteration: left out of `bytesPerSubscription` (the heap is read after
+/// them), but their one allocation each is in allocs/op and their making and freeing in the time,
+/// for Ripple and the floor alike. (Made at set-up instead, their weak-reference side tables
+/// would be counted in the first iteration only.) `bytesPerSubscription` is everything the
+/// observation holds — its subject subscription, the disposable it returns, the closure holding
+/// the owner weakly, the owner's side table, the subject's record of it — plus, as in
+/// `idle-subscriptions`, the benchmark's array of what it returns (40 bytes an `any Disposable`;
+/// the floor's array, 16 bytes a closure) and the spare room of the growing buffers.
 enum IdleObservations {
     final class Owner {}
 

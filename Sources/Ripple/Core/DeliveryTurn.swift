@@ -34,8 +34,9 @@ struct DeliveryTurn: ~Copyable, Sendable {
 
     /// How many times `takeSoon` and `awaitRelease` look at the word before giving up, with a
     /// CPU spin hint (`ripple_cpu_relax`) between looks: on x86-64 a `pause`, some 10 to 140
-    /// cycles depending on the core, so one to three microseconds in all — the time a holder
-    /// takes to deliver one value to a few dozen subscribers; on AArch64 (`yield`) less.
+    /// cycles depending on the core, so up to about 3 µs in all (a few hundred nanoseconds on
+    /// older cores) — about the time a holder takes to deliver one value to a few dozen
+    /// subscribers; on AArch64 (`yield`) less.
     @inlinable static var spinRounds: Int { 64 }
 
     /// `takeFree`, for a sender that found the turn taken: waits a moment for the holder to give
@@ -55,35 +56,39 @@ struct DeliveryTurn: ~Copyable, Sendable {
     ///   - relax: Runs between looks (the CPU hint; tests count or script it).
     @usableFromInline
     func takeSoon(_ me: UInt, rounds: Int = spinRounds, relax: () -> Void = { ripple_cpu_relax() }) -> Bool {
-        for _ in 0..<rounds {
-            let current = word.load(ordering: .relaxed)
-            if current == 0 {
-                if takeFree(me) { return true }
-                continue
-            }
-            if gaveUp(on: current, me) { return false }
-            relax()
-        }
-        return false
+        spin(me, rounds: rounds, relax: relax, whenFree: { takeFree(me) })
     }
 
     /// Waits a moment (as `takeSoon`, without taking it) for a turn held by another thread that
     /// nobody queued for to come free, so that the caller's locked arrival finds it free.
     @usableFromInline
     func awaitRelease(_ me: UInt, rounds: Int = spinRounds, relax: () -> Void = { ripple_cpu_relax() }) {
-        for _ in 0..<rounds {
-            let current = word.load(ordering: .relaxed)
-            if current == 0 || gaveUp(on: current, me) { return }
-            relax()
-        }
+        _ = spin(me, rounds: rounds, relax: relax, whenFree: { true })
     }
 
-    /// Whether a spin for the held word `current` is pointless (see `takeSoon`).
+    /// The spin of `takeSoon` and `awaitRelease`: looks at the word up to `rounds` times; a free
+    /// word ends it if `whenFree` says so (true is returned); a word with the look flag, or held by
+    /// this thread, ends it at once (false). Whether a holder is this thread, through a
+    /// continuation's alias, is asked once per holder seen: that question takes the wait-for
+    /// graph's lock.
     @inlinable
-    func gaveUp(on current: UInt, _ me: UInt) -> Bool {
-        if current & 1 != 0 { return true }
-        let holder = TurnMachine<Never>.holder(of: current)
-        return holder == me || (WaitGraph.hasAliases && TurnIdentity.isCurrent(holder))
+    func spin(_ me: UInt, rounds: Int, relax: () -> Void, whenFree: () -> Bool) -> Bool {
+        var judged: UInt = 0  // the last holder found to be another thread
+        for _ in 0..<rounds {
+            let current = word.load(ordering: .relaxed)
+            if current == 0 {
+                if whenFree() { return true }
+                continue
+            }
+            if current & 1 != 0 { return false }
+            let holder = TurnMachine<Never>.holder(of: current)
+            if holder != judged {
+                if holder == me || (WaitGraph.hasAliases && TurnIdentity.isCurrent(holder)) { return false }
+                judged = holder
+            }
+            relax()
+        }
+        return false
     }
 
     /// `releaseUnasked`: gives the turn up if nobody asked the holder to look; false means: look first.

@@ -10,7 +10,8 @@ import Synchronization
 /// subscription has left the subject and no delivery can reach it. Disposing removes it at once
 /// (O(1)); a `Subscriber` receiver is disposed too.
 ///
-/// Sized for a subject holding many idle subscriptions: 56 bytes, one 64-byte heap block. What
+/// Sized for a subject holding many idle subscriptions: either kind is 56 bytes, one 64-byte heap
+/// block (a receiver is a class-bound existential, 16 bytes like the closure). What
 /// most subscriptions do not have — terminal closures, a `RippleDebug.Scope` — lives in a second
 /// object (`extras`) made only when there is any, the slot is 32 bits, and the two kinds are
 /// subclasses rather than one class with a field for each (an enum of the two would need a tag

@@ -62,27 +62,54 @@ import RippleTestSupport
     @Test func aSpinningSenderTakesAFreeTurnButNeverItsOwnNorOneAThreadIsQueuedFor() {
         let turn = DeliveryTurn()
         let me = TurnIdentity.current, other = me &+ 16
-        let tookFree = turn.takeSoon(me)
-        #expect(tookFree, "a free turn is taken")
+        var looks = 0
+        let count = { looks += 1 }
+        let tookFree = turn.takeSoon(me, relax: count)
+        #expect(tookFree && looks == 0, "a free turn is taken at the first look")
         var holder = turn.holder
         #expect(holder == me)
-        let tookOwn = turn.takeSoon(me)
-        #expect(!tookOwn, "a holder spinning for its own turn would wait for itself")
+        let tookOwn = turn.takeSoon(me, relax: count)
+        #expect(!tookOwn)
+        #expect(looks == 0, "a holder spun for its own turn, which cannot come free")
         let released = turn.releaseUnasked(me)
         #expect(released)
         turn.publish(TurnMachine<Never>.asking(other))
-        let overtook = turn.takeSoon(me)
-        #expect(!overtook, "a spinner must not overtake a queued thread")
+        let overtook = turn.takeSoon(me, relax: count)
+        #expect(!overtook)
+        #expect(looks == 0, "a spinner went on spinning for a turn a thread is queued for")
         let word = turn.word.load(ordering: .relaxed)
         #expect(word == TurnMachine<Never>.asking(other))
         turn.publish(other)
-        let tookHeld = turn.takeSoon(me)
+        let tookHeld = turn.takeSoon(me, rounds: 10, relax: count)
         #expect(!tookHeld, "a spin is bounded: a holder that never lets go sends it to the queue")
+        #expect(looks == 10)
         holder = turn.holder
         #expect(holder == other)
-        turn.awaitRelease(me)  // returns, bounded, with the turn still held
-        holder = turn.holder
-        #expect(holder == other)
+    }
+
+    /// `awaitRelease`, a history subject's wait before its locked arrival: the same bounds, and
+    /// it never takes the turn.
+    @Test func awaitingAReleaseIsBoundedAndStopsForTheQueueAndForItsOwnTurn() {
+        let turn = DeliveryTurn()
+        let me = TurnIdentity.current, other = me &+ 16
+        var looks = 0
+        turn.publish(other)
+        turn.awaitRelease(me, rounds: 10) { looks += 1 }
+        #expect(looks == 10)
+        turn.publish(TurnMachine<Never>.asking(other))
+        turn.awaitRelease(me, rounds: 10) { looks += 1 }
+        #expect(looks == 10, "it went on waiting for a turn a thread is queued for")
+        turn.publish(me)
+        turn.awaitRelease(me, rounds: 10) { looks += 1 }
+        #expect(looks == 10, "it waited for its own turn")
+        turn.publish(other)
+        turn.awaitRelease(me, rounds: 10) {
+            looks += 1
+            _ = turn.releaseUnasked(other)
+        }
+        #expect(looks == 11, "it went on after the turn came free")
+        let word = turn.word.load(ordering: .relaxed)
+        #expect(word == 0, "awaitRelease took the turn")
     }
 
     /// The spin takes a turn that its holder gives up while it looks (scripted: the holder

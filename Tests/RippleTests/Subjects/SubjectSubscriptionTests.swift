@@ -370,6 +370,18 @@ import RippleTestSupport
         #expect(weakEntry == nil, "a disposed subscription outlived its last reference")
     }
 
+    @Test func aReceiverSubscriptionIsOneBlockOf64BytesToo() throws {
+        let subject = Subject<Int>()
+        let subscription = subject.subscribe(Subscriber<Int>(next: { _ in }))
+        let entry = try #require(subscription as? ReceiverSubscription<Int, NoHistory<Int>>)
+        #expect(entry.extras == nil)
+        #if os(Linux)
+        let block = mallocUsableSize(Unmanaged.passUnretained(entry).toOpaque())
+        #expect(block <= 56, "the receiver subscription's heap block grew to \(block) usable bytes")
+        #endif
+        subscription.dispose()
+    }
+
     @Test func terminalClosuresAndADebugScopeLiveBesideTheSubscription() throws {
         let subject = Subject<Int>()
         let withTerminal = subject.subscribe(next: { _ in }, completed: {})

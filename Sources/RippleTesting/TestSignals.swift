@@ -1,5 +1,5 @@
+import Foundation
 import Ripple
-import Synchronization
 
 /// Carries test values into the scheduler's `@Sendable` actions.
 struct Unchecked<Wrapped>: @unchecked Sendable {  // only test signals' own values and subscribers, which reach no thread their signal (Sendable only when its values are) could not
@@ -7,23 +7,35 @@ struct Unchecked<Wrapped>: @unchecked Sendable {  // only test signals' own valu
 }
 
 /// The subscribe and dispose times of one test signal, under a lock.
-final class SubscriptionLog: Sendable {
-    private let entries = Mutex<[RecordedSubscription]>([])
+///
+/// The lock is an `NSLock` (a pthread mutex), not Synchronization's `Mutex`: on Linux a contended
+/// `Mutex` hands over through a futex in the uninstrumented standard library, which
+/// ThreadSanitizer cannot see, so a user's `swift test --sanitize=thread` would report the log as
+/// raced whenever two threads used one test signal at once.
+final class SubscriptionLog: @unchecked Sendable {  // `entries` is read and written only under `lock`
+    private let lock = NSLock()
+    private var entries: [RecordedSubscription] = []
 
-    var all: [RecordedSubscription] { entries.withLock { $0 } }
+    var all: [RecordedSubscription] { withLock { $0 } }
 
     /// Records a subscribe at `time`; returns its index, for `disposed(_:at:)`.
     func subscribed(at time: Duration) -> Int {
-        entries.withLock { entries in
+        withLock { entries in
             entries.append(RecordedSubscription(subscribed: time))
             return entries.count - 1
         }
     }
 
     func disposed(_ index: Int, at time: Duration) {
-        entries.withLock { entries in
+        withLock { entries in
             if entries[index].disposed == nil { entries[index].disposed = time }
         }
+    }
+
+    private func withLock<Result>(_ body: (inout [RecordedSubscription]) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&entries)
     }
 }
 

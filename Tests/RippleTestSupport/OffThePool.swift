@@ -133,19 +133,3 @@ final class Gate: Sendable {
         next?.resume()
     }
 }
-
-/// A value behind an `NSLock`, which ThreadSanitizer understands (a pthread mutex); used here
-/// instead of Synchronization's `Mutex`, whose futex it does not see.
-final class Locked<State>: @unchecked Sendable {
-    // @unchecked: `state` is read and written only inside `lock`.
-    private let lock = NSLock()
-    private var state: State
-
-    init(_ state: State) { self.state = state }
-
-    func withLock<R>(_ body: (inout State) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&state)
-    }
-}

@@ -25,7 +25,7 @@ private func record(_ signal: Signal<Int>, into log: Flags) -> any Disposable {
 }
 
 private final class Flags: Sendable {
-    let list = Mutex<[Bool]>([])
+    let list = Locked<[Bool]>([])
     var all: [Bool] { list.withLock { $0 } }
 }
 
@@ -297,7 +297,7 @@ private func observe<Owner: AnyObject & Sendable>(
     }
 
     @Test func mainActorSchedulerRunsActionsOnTheMainActorInOrder() async {
-        let order = Mutex<[Int]>([])
+        let order = Locked<[Int]>([])
         let offMain = Atomic<Int>(0)
         Thread {
             for i in 0..<500 {
@@ -377,7 +377,7 @@ actor Tally {
             func watch(_ signal: Signal<Int>) { subscription = signal.subscribeNext { [weak self] _ in _ = self } }
         }
         let upstreamDisposed = Atomic<Int>(0)
-        let input = Mutex<PassthroughSubscriber<Int>?>(nil)
+        let input = Locked<PassthroughSubscriber<Int>?>(nil)
         let signal = Signal<Int> { subscriber in
             input.withLock { $0 = subscriber }
             return ActionDisposable { upstreamDisposed.add(1, ordering: .relaxed) }
@@ -396,7 +396,7 @@ actor Tally {
     @Test func actorSchedulerRunsActionsOnTheActorInTheOrderScheduled() async {
         let tally = Tally()
         let scheduler = ActorScheduler(tally)
-        let order = Mutex<[Int]>([])
+        let order = Locked<[Int]>([])
         let offActor = Atomic<Int>(0)
         for i in 0..<1_000 {
             scheduler.schedule {
@@ -452,7 +452,7 @@ actor Tally {
         let tally = Tally()
         let scheduler = ActorScheduler(tally)
         let subject = Subject<Int>()
-        let received = Mutex<[Int]>([])
+        let received = Locked<[Int]>([])
         let offActor = Atomic<Int>(0)
         let observation = observe(subject, owner: owner, on: scheduler) { value in
             if !scheduler.isCurrent { offActor.add(1, ordering: .relaxed) }
@@ -468,7 +468,7 @@ actor Tally {
 
     @Test func deliverOnAnActorSchedulerKeepsOrder() async {
         let tally = Tally()
-        let received = Mutex<[Int]>([])
+        let received = Locked<[Int]>([])
         let completed = Atomic<Int>(0)
         let subscription = Signal.from(0..<500).deliver(on: ActorScheduler(tally))
             .subscribe(next: { v in received.withLock { $0.append(v) } }, completed: { completed.add(1, ordering: .relaxed) })

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import RippleTestSupport
 
@@ -23,7 +22,7 @@ import RippleTestSupport
 
 /// A list appended to from child tasks.
 private final class Log<Element: Sendable>: Sendable {
-    private let list = Mutex<[Element]>([])
+    private let list = Locked<[Element]>([])
     func append(_ element: Element) { list.withLock { $0.append(element) } }
     var all: [Element] { list.withLock { $0 } }
 }

@@ -22,7 +22,7 @@ let package = Package(
         .target(name: "RipplePlayground", dependencies: ["Ripple"], path: "Sources/RipplePlayground"),
         .executableTarget(name: "ripple-playground", dependencies: ["RipplePlayground"], path: "Playground"),
         .executableTarget(name: "ripple-logwatch", dependencies: ["Ripple"], path: "Examples/LogWatch"),
-        // Shared by the test targets: the `.leakChecked` trait.
+        // Shared by the test targets: the `.leakChecked` and `.offThePool` traits, workload sizes, `Locked`.
         .target(name: "RippleTestSupport", dependencies: ["Ripple"], path: "Tests/RippleTestSupport"),
         .testTarget(
             name: "RippleTests", dependencies: ["Ripple", "RippleTesting", "RippleTestSupport", "ripple-logwatch"],

@@ -8,10 +8,10 @@ struct Unchecked<Wrapped>: @unchecked Sendable {  // only test signals' own valu
 
 /// The subscribe and dispose times of one test signal, under a lock.
 ///
-/// The lock is an `NSLock` (a pthread mutex), not Synchronization's `Mutex`: on Linux a contended
-/// `Mutex` hands over through a futex in the uninstrumented standard library, which
-/// ThreadSanitizer cannot see, so a user's `swift test --sanitize=thread` would report the log as
-/// raced whenever two threads used one test signal at once.
+/// The lock is an `NSLock` (a pthread mutex), not Synchronization's `Mutex`: on Linux a `Mutex`
+/// found held is acquired through its slow path (a spin, then a futex) in the uninstrumented
+/// standard library, which ThreadSanitizer cannot see, so a user's `swift test
+/// --sanitize=thread` could report the log as raced when two threads used one test signal at once.
 final class SubscriptionLog: @unchecked Sendable {  // `entries` is read and written only under `lock`
     private let lock = NSLock()
     private var entries: [RecordedSubscription] = []

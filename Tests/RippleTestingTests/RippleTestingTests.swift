@@ -203,7 +203,7 @@ import Testing
     @Test func scheduleAtRunsAtTheAbsoluteTime() {
         let clock = TestScheduler()
         clock.advance(to: .milliseconds(30))
-        let ranAt = Mutexed<Duration?>(nil)
+        let ranAt = LockedValue<Duration?>(nil)
         clock.schedule(at: .milliseconds(100)) { ranAt.set(clock.now) }
         clock.schedule(at: .milliseconds(10)) {}  // already past: runs now, at the next advance
         #expect(clock.nextDueTime == .milliseconds(30))
@@ -286,8 +286,8 @@ import Testing
 }
 
 /// A value shared with a scheduler's `@Sendable` action, behind an `NSLock` (a pthread mutex
-/// ThreadSanitizer sees; a contended Synchronization `Mutex` hands over through a futex it does not).
-final class Mutexed<Value: Sendable>: @unchecked Sendable {  // `value` is read and written only under `lock`
+/// ThreadSanitizer sees; a Synchronization `Mutex` found held is acquired where it does not).
+final class LockedValue<Value: Sendable>: @unchecked Sendable {  // `value` is read and written only under `lock`
     private let lock = NSLock()
     private var value: Value
     init(_ value: Value) { self.value = value }

@@ -27,6 +27,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Ripple", package: "Ripple"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
         .target(
             name: "RipplePostgres",
@@ -36,22 +37,26 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
         .executableTarget(
             name: "ripple-feed",
-            dependencies: ["RipplePostgres"]),
+            dependencies: ["RipplePostgres", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
         .executableTarget(
             name: "ripple-feed-bench",
-            dependencies: ["RipplePostgres"]),
+            dependencies: ["RipplePostgres", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
         .testTarget(
             name: "RippleNIOTests",
             dependencies: [
                 "RippleNIO",
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
         .testTarget(
             name: "RipplePostgresTests",
-            dependencies: ["RipplePostgres", "ripple-feed"]),
+            dependencies: [
+                "RipplePostgres", "ripple-feed", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

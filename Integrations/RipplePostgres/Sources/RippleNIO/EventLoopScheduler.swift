@@ -1,6 +1,6 @@
 import NIOCore
 import Ripple
-import Synchronization
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// A Ripple scheduler over a SwiftNIO `EventLoop`: actions run on the loop's thread, in order.
 ///
@@ -66,17 +66,17 @@ final class LoopAction: Disposable, Sendable {
         var isDisposed = false
     }
 
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
 
     init(_ action: @escaping @Sendable () -> Void) {
-        state = Mutex(State(action: action))
+        state = NIOLockedValueBox(State(action: action))
     }
 
-    var isDisposed: Bool { state.withLock { $0.isDisposed } }
+    var isDisposed: Bool { state.withLockedValue { $0.isDisposed } }
 
     /// Records the loop's timer for a delayed action; cancels it at once if already disposed.
     func attach(_ timer: Scheduled<Void>) {
-        let cancelNow = state.withLock { state -> Bool in
+        let cancelNow = state.withLockedValue { state -> Bool in
             if state.isDisposed || state.action == nil { return true }
             state.timer = timer
             return false
@@ -86,7 +86,7 @@ final class LoopAction: Disposable, Sendable {
 
     /// Runs the action (called on the loop), unless disposed.
     func run(as scheduler: EventLoopScheduler) {
-        let action = state.withLock { state -> (@Sendable () -> Void)? in
+        let action = state.withLockedValue { state -> (@Sendable () -> Void)? in
             defer { state.action = nil; state.timer = nil }
             return state.action
         }
@@ -95,7 +95,7 @@ final class LoopAction: Disposable, Sendable {
     }
 
     func dispose() {
-        let (action, timer) = state.withLock { state -> ((@Sendable () -> Void)?, Scheduled<Void>?) in
+        let (action, timer) = state.withLockedValue { state -> ((@Sendable () -> Void)?, Scheduled<Void>?) in
             state.isDisposed = true
             defer { state.action = nil; state.timer = nil }
             return (state.action, state.timer)

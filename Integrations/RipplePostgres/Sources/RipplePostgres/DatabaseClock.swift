@@ -19,11 +19,11 @@ final class DatabaseClock: Scheduler {
         var local: ContinuousClock.Instant
     }
 
-    private let contact: Mutex<Contact>
+    private let contact: NIOLockedValueBox<Contact>
     private let background = BackgroundScheduler()
 
     init() {
-        contact = Mutex(Contact(databaseEpoch: Date().timeIntervalSince1970, local: .now))
+        contact = NIOLockedValueBox(Contact(databaseEpoch: Date().timeIntervalSince1970, local: .now))
     }
 
     /// Records the database's time read just now (a time that is not finite, or not between 1970
@@ -31,13 +31,13 @@ final class DatabaseClock: Scheduler {
     func synchronize(databaseEpoch: Double) {
         guard databaseEpoch.isFinite, (0...Self.latest).contains(databaseEpoch) else { return }
         let local = ContinuousClock.now
-        contact.withLock { $0 = Contact(databaseEpoch: databaseEpoch, local: local) }
+        contact.withLockedValue { $0 = Contact(databaseEpoch: databaseEpoch, local: local) }
     }
 
     /// The database's time now, seconds since 1970.
     var databaseEpoch: Double {
         let local = ContinuousClock.now
-        let contact = contact.withLock { $0 }
+        let contact = contact.withLockedValue { $0 }
         return contact.databaseEpoch + (local - contact.local).seconds
     }
 
@@ -73,4 +73,4 @@ final class DatabaseClock: Scheduler {
     }
 }
 
-import Synchronization
+import struct NIOConcurrencyHelpers.NIOLockedValueBox

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import Ripple
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Synchronization
 
 /// One subject as `PostgresTopics`' listener sees it, without its value type: a topic to read
@@ -49,8 +50,8 @@ final class Feed<Value: Codable & Sendable>: TopicReader {
     /// Resolved when the subscribers are ended.
     let ending = Ending()
     private let clock = DatabaseClock()
-    /// Read and written by the one reader task only; a `Mutex` for `Sendable`, never contended.
-    private let cursor: Mutex<FeedCursor>
+    /// Read and written by the one reader task only; a `NIOLockedValueBox` for `Sendable`, never contended.
+    private let cursor: NIOLockedValueBox<FeedCursor>
     private let finished = Atomic<Bool>(false)
 
     init(topic: String, channel: String, capacity: Int, maxAge: Duration?, resumingAfter: Int64?,
@@ -68,7 +69,7 @@ final class Feed<Value: Codable & Sendable>: TopicReader {
             local = ReplaySubject(capacity: capacity)
         }
         delivered = Atomic(resumingAfter ?? -1)
-        cursor = Mutex(FeedCursor(resumingAfter: resumingAfter))
+        cursor = NIOLockedValueBox(FeedCursor(resumingAfter: resumingAfter))
     }
 
     func setState(_ state: ConnectionState) {
@@ -86,8 +87,8 @@ final class Feed<Value: Codable & Sendable>: TopicReader {
     }
 
     func read(on connection: GuardedConnection) async throws -> Int64? {
-        var cursor = self.cursor.withLock { $0 }
-        defer { self.cursor.withLock { [cursor] in $0 = cursor } }
+        var cursor = self.cursor.withLockedValue { $0 }
+        defer { self.cursor.withLockedValue { [cursor] in $0 = cursor } }
         if cursor.last == nil {
             try await readTail(&cursor, on: connection)
         } else {
@@ -97,8 +98,8 @@ final class Feed<Value: Codable & Sendable>: TopicReader {
     }
 
     func deliver(_ batches: [SignedValues], on connection: GuardedConnection, counting counts: DeliveryCounts) async throws -> Int64? {
-        var cursor = self.cursor.withLock { $0 }
-        defer { self.cursor.withLock { [cursor] in $0 = cursor } }
+        var cursor = self.cursor.withLockedValue { $0 }
+        defer { self.cursor.withLockedValue { [cursor] in $0 = cursor } }
         for batch in batches {
             if let last = cursor.last, batch.last <= last { continue }  // a read already delivered it
             if isFresh(batch), let values = decode(batch), cursor.accept(batchFrom: batch.first, count: values.count) {
@@ -238,12 +239,12 @@ final class Ending: Sendable {
         var waiters: [Int: CheckedContinuation<Void, any Error>] = [:]
         var next = 0
     }
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// Resolves the outcome (the first call wins) and resumes every waiter.
     func resolve(_ failure: (any Error)?) {
         let outcome: Result<Void, any Error> = failure.map { .failure($0) } ?? .success(())
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+        let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, any Error>] in
             guard state.outcome == nil else { return [] }
             state.outcome = outcome
             defer { state.waiters = [:] }
@@ -255,13 +256,13 @@ final class Ending: Sendable {
     /// Waits for the outcome: returns, or throws its error; throws `CancellationError` when the
     /// waiting task is cancelled first.
     func wait() async throws {
-        let id = state.withLock { state in
+        let id = state.withLockedValue { state in
             state.next += 1
             return state.next
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let resume: Result<Void, any Error>? = state.withLock { state in
+                let resume: Result<Void, any Error>? = state.withLockedValue { state in
                     if let outcome = state.outcome { return outcome }
                     if Task.isCancelled { return .failure(CancellationError()) }
                     state.waiters[id] = continuation
@@ -270,7 +271,7 @@ final class Ending: Sendable {
                 if let resume { continuation.resume(with: resume) }
             }
         } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            let waiter = state.withLockedValue { $0.waiters.removeValue(forKey: id) }
             waiter?.resume(throwing: CancellationError())
         }
     }

@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Synchronization
 
 /// A connection whose queries end when it closes: the listener's, and each publishing lane's.
@@ -20,7 +21,7 @@ final class GuardedConnection: Sendable {
         var waiters: [Int: @Sendable () -> Void] = [:]
         var next = 0
     }
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// The connection closed while a query waited for its answer.
     struct Closed: Error, CustomStringConvertible {
@@ -44,7 +45,7 @@ final class GuardedConnection: Sendable {
     /// result; throws `Closed` when the connection closes first (the work's task then fails too,
     /// with the connection).
     func run<T: Sendable>(_ work: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        let id = state.withLock { state in
+        let id = state.withLockedValue { state in
             state.next += 1
             return state.next
         }
@@ -53,7 +54,7 @@ final class GuardedConnection: Sendable {
             let fail: @Sendable () -> Void = {
                 if taken.take() { continuation.resume(throwing: Closed()) }
             }
-            let open = state.withLock { state in
+            let open = state.withLockedValue { state in
                 if state.closed { return false }
                 state.waiters[id] = fail
                 return true
@@ -66,7 +67,7 @@ final class GuardedConnection: Sendable {
                 } catch {
                     result = .failure(error)
                 }
-                _ = self.state.withLock { $0.waiters.removeValue(forKey: id) }
+                _ = self.state.withLockedValue { $0.waiters.removeValue(forKey: id) }
                 if taken.take() { continuation.resume(with: result) }
             }
         }
@@ -74,7 +75,7 @@ final class GuardedConnection: Sendable {
 
     /// Fails every waiting query; later ones fail at once.
     private func closed() {
-        let waiters = state.withLock { state in
+        let waiters = state.withLockedValue { state in
             state.closed = true
             defer { state.waiters = [:] }
             return Array(state.waiters.values)

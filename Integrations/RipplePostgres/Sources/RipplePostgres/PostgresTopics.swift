@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import ServiceLifecycle
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Synchronization
 
 /// One listening connection (and one publishing connection) shared by every
@@ -82,7 +83,7 @@ public final class PostgresTopics: Service, Sendable {
     /// The connection sends go through, shared by every subject made on these topics.
     let publisher: Publisher
     private let listenerConfiguration: PostgresConnection.Configuration
-    private let router = Mutex(Router())
+    private let router = NIOLockedValueBox(Router())
     private let runs = Atomic<Int>(0)
     private let rejections = RateLimitedLog()
 
@@ -157,14 +158,14 @@ public final class PostgresTopics: Service, Sendable {
     /// The listener's counts so far, since the topics were made.
     ///
     ///     print(topics.statistics)   // notifications 120, stale 3, rejected 0, reads 80
-    public var statistics: Statistics { router.withLock { $0.statistics } }
+    public var statistics: Statistics { router.withLockedValue { $0.statistics } }
 
     // MARK: Subjects
 
     /// Adds a subject's reader: LISTENed and caught up now if running, else when `run()` connects.
     /// A subject added after `run()` returned is ended at once.
     func add(_ feed: any TopicReader) {
-        let outcome = router.withLock { $0.add(feed) }
+        let outcome = router.withLockedValue { $0.add(feed) }
         switch outcome {
         case .stopped: feed.finish(nil)
         case .running: feed.setState(.connecting)
@@ -175,7 +176,7 @@ public final class PostgresTopics: Service, Sendable {
     /// Removes a subject's reader (its channel is UNLISTENed when no other subject uses it) and
     /// ends its subscribers.
     func remove(_ feed: any TopicReader, failure: (any Error)? = nil) {
-        router.withLock { $0.remove(feed) }
+        router.withLockedValue { $0.remove(feed) }
         feed.finish(failure)
     }
 
@@ -204,7 +205,7 @@ public final class PostgresTopics: Service, Sendable {
         } catch {
             failure = error
         }
-        let feeds = router.withLock { $0.stop() }
+        let feeds = router.withLockedValue { $0.stop() }
         await publisher.close()
         for feed in feeds { feed.finish(failure) }
         logger.debug("stopped", metadata: failure.map { ["error": "\(Untrusted.describe($0))"] })
@@ -215,7 +216,7 @@ public final class PostgresTopics: Service, Sendable {
     private func listen() async throws {
         var backoff = Duration.milliseconds(50)
         while !Task.isCancelled {
-            for feed in router.withLock({ $0.feeds }) { feed.setState(.connecting) }
+            for feed in router.withLockedValue({ $0.feeds }) { feed.setState(.connecting) }
             let wentLive = Flag()
             do {
                 let connection = try await Connections.open(listenerConfiguration, logger: logger)
@@ -236,12 +237,12 @@ public final class PostgresTopics: Service, Sendable {
                 if wentLive.isSet { backoff = .milliseconds(50) }
                 if let permanent = Self.permanent(error) {
                     logger.error("the database refused the listener", metadata: ["error": "\(permanent)"])
-                    for feed in router.withLock({ $0.feeds }) { feed.setState(.disconnected(permanent)) }
+                    for feed in router.withLockedValue({ $0.feeds }) { feed.setState(.disconnected(permanent)) }
                     throw permanent
                 }
                 logger.warning("listener disconnected; reconnecting",
                                metadata: ["error": "\(Untrusted.describe(error))", "backoff": "\(backoff)"])
-                for feed in router.withLock({ $0.feeds }) { feed.setState(.disconnected(error)) }
+                for feed in router.withLockedValue({ $0.feeds }) { feed.setState(.disconnected(error)) }
                 try await Task.sleep(for: backoff)
                 backoff = min(backoff * 2, .seconds(2))
             }
@@ -259,8 +260,8 @@ public final class PostgresTopics: Service, Sendable {
     private func session(on connection: GuardedConnection, wentLive: Flag) async throws {
         let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let (events, event) = AsyncStream.makeStream(of: SessionEvent.self)
-        router.withLock { $0.begin(Session(wake: wake, events: event)) }
-        defer { router.withLock { $0.end() } }
+        router.withLockedValue { $0.begin(Session(wake: wake, events: event)) }
+        defer { router.withLockedValue { $0.end() } }
         event.yield(.changed)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { [logger] in
@@ -301,7 +302,7 @@ public final class PostgresTopics: Service, Sendable {
             // meanwhile for a channel being UNLISTENed either shows in that look (another round)
             // or comes after it, finds the channel not listened, and sends `.changed`.
             while true {
-                let wanted = router.withLock { $0.channels }
+                let wanted = router.withLockedValue { $0.channels }
                 for channel in wanted where listeners[channel] == nil {
                     listeners[channel] = Task { await self.drain(channel, on: connection, reporting: event) }
                 }
@@ -312,7 +313,7 @@ public final class PostgresTopics: Service, Sendable {
                     gone.append(channel)
                 }
                 let listening = Set(listeners.keys)
-                let matched = router.withLock { router in
+                let matched = router.withLockedValue { router in
                     for channel in gone { router.unlistened(channel) }
                     return router.channels.isSubset(of: listening)
                 }
@@ -329,14 +330,14 @@ public final class PostgresTopics: Service, Sendable {
             try await connection.connection.listen(on: channel) { notifications in
                 // A drain cancelled (its channel UNLISTENed) just as its LISTEN succeeded must not
                 // mark the channel listened: the registrar cancels first, then unmarks it.
-                router.withLock { if !Task.isCancelled { $0.listened(channel) } }
+                router.withLockedValue { if !Task.isCancelled { $0.listened(channel) } }
                 for try await notification in notifications {
                     let payload = NotificationPayload(notification.payload)
                     // A signed batch is checked outside the lock (HMAC over up to 8 KB), against
                     // each topic on the channel (one, unless two topics' hashes collide).
                     var verified: Set<ObjectIdentifier> = []
                     if case .signed(let batch) = payload, let key = notificationKey {
-                        let candidates = router.withLock { $0.topics(on: channel) }
+                        let candidates = router.withLockedValue { $0.topics(on: channel) }
                         var checked: [[UInt8]: Bool] = [:]  // by bytes, as PostgreSQL compares topics
                         for candidate in candidates {
                             let bytes = Array(candidate.topic.utf8)
@@ -345,7 +346,7 @@ public final class PostgresTopics: Service, Sendable {
                             if valid { verified.insert(candidate.id) }
                         }
                     }
-                    let rejected = router.withLock {
+                    let rejected = router.withLockedValue {
                         $0.notified(channel, payload, signedFor: verified, keyed: notificationKey != nil)
                     }
                     if rejected, let suppressed = rejections.due() {
@@ -367,7 +368,7 @@ public final class PostgresTopics: Service, Sendable {
     /// Reads the queued topics, one at a time, delivering to their subscribers.
     private func readLoop(_ wakes: AsyncStream<Void>, on connection: GuardedConnection, wentLive: Flag) async throws {
         for await _ in wakes {
-            while let (feed, catchingUp, work) = router.withLock({ $0.next() }) {
+            while let (feed, catchingUp, work) = router.withLockedValue({ $0.next() }) {
                 try Task.checkCancellation()
                 if catchingUp { feed.setState(.catchingUp) }
                 do {
@@ -378,10 +379,10 @@ public final class PostgresTopics: Service, Sendable {
                         cursor = try await feed.read(on: connection)
                     case .deliver(let batches):
                         let counts = DeliveryCounts()
-                        defer { router.withLock { $0.delivered(signed: counts.signed, reads: counts.reads) } }
+                        defer { router.withLockedValue { $0.delivered(signed: counts.signed, reads: counts.reads) } }
                         cursor = try await feed.deliver(batches, on: connection, counting: counts)
                     }
-                    router.withLock { $0.read(feed, upTo: cursor) }
+                    router.withLockedValue { $0.read(feed, upTo: cursor) }
                     if catchingUp {
                         wentLive.set()
                         feed.setState(.live)
@@ -409,12 +410,12 @@ public final class PostgresTopics: Service, Sendable {
                         // The probe reads the heads of the topics caught up on this connection:
                         // a head below the cursor means the topic was reset (rows deleted, a
                         // restore), and its new values' hints would look stale for ever.
-                        let cursors = router.withLock { $0.cursors() }
+                        let cursors = router.withLockedValue { $0.cursors() }
                         if cursors.isEmpty {
                             for try await epoch in try await guarded.query(
                                 "SELECT extract(epoch FROM clock_timestamp())::float8", logger: logger
                             ).decode(Double.self) {
-                                for feed in router.withLock({ $0.feeds }) { feed.synchronize(databaseEpoch: epoch) }
+                                for feed in router.withLockedValue({ $0.feeds }) { feed.synchronize(databaseEpoch: epoch) }
                             }
                             return true
                         }
@@ -435,8 +436,8 @@ public final class PostgresTopics: Service, Sendable {
                             if let cursor = cursorOf[bytes], head < cursor { behind.insert(bytes) }
                             epoch = now
                         }
-                        if let epoch { for feed in router.withLock({ $0.feeds }) { feed.synchronize(databaseEpoch: epoch) } }
-                        if !behind.isEmpty { router.withLock { $0.reread(topics: behind) } }
+                        if let epoch { for feed in router.withLockedValue({ $0.feeds }) { feed.synchronize(databaseEpoch: epoch) } }
+                        if !behind.isEmpty { router.withLockedValue { $0.reread(topics: behind) } }
                         return true
                     } catch {
                         return false

@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Synchronization
 
 /// Writes values to topics for one process: a small, bounded set of connections ("lanes"), a
@@ -45,7 +46,7 @@ final class Publisher: Sendable {
     private let logger: Logger
     private let lanes: [Lane]
     /// Whether the schema was checked (`Schema.prepare`): once per publisher, not per connection.
-    private let schemaReady = Mutex(false)
+    private let schemaReady = NIOLockedValueBox(false)
     /// Whether a missing table may be created (`PostgresTopics.SchemaPolicy.createIfMissing`).
     private let createsSchema: Bool
     /// Signs each topic's notification and puts the batch in it (see `NotificationKey`).
@@ -203,9 +204,9 @@ final class Publisher: Sendable {
 
     /// The one place the publisher prepares the schema: once per publisher, on its first connection.
     private func prepareSchemaOnce(on connection: PostgresConnection) async throws {
-        if schemaReady.withLock({ $0 }) { return }
+        if schemaReady.withLockedValue({ $0 }) { return }
         try await Schema.prepare(on: connection, createIfMissing: createsSchema, logger: logger)
-        schemaReady.withLock { $0 = true }
+        schemaReady.withLockedValue { $0 = true }
     }
 
     /// Commits `batch` in one transaction; returns each item's sequence, in the batch's order.
@@ -272,11 +273,11 @@ private final class Lane: Sendable {
         var connection: GuardedConnection?
         var closed = false
     }
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// Appends `item`; starts the lane's task (`drain`) if none runs. Never calls user code.
     func enqueue(_ item: Publisher.Item, topic: String, drain: @escaping @Sendable () async -> Void) throws {
-        try state.withLock { state in
+        try state.withLockedValue { state in
             if state.closed { throw PostgresReplayError.stopped(topic: topic) }
             state.queue.append(item)
             // Created under the lock (creating a task runs nothing), so `draining` is always the
@@ -287,7 +288,7 @@ private final class Lane: Sendable {
 
     /// The next batch (everything queued, within the limits), or nil — and then the task ends.
     func nextBatch() -> [Publisher.Item]? {
-        state.withLock { state in
+        state.withLockedValue { state in
             let available = state.queue.count - state.start
             if available == 0 || state.closed {
                 state.draining = nil
@@ -315,21 +316,21 @@ private final class Lane: Sendable {
 
     /// The lane's connection, or a new one from `open`.
     func connection(_ open: () async throws -> GuardedConnection) async throws -> GuardedConnection {
-        if let connection = state.withLock({ $0.connection }), !connection.isClosed { return connection }
+        if let connection = state.withLockedValue({ $0.connection }), !connection.isClosed { return connection }
         let connection = try await open()
-        state.withLock { $0.connection = connection }
+        state.withLockedValue { $0.connection = connection }
         return connection
     }
 
     /// Drops `failed`: the next batch opens a new connection.
     func discard(_ failed: GuardedConnection) async {
-        state.withLock { if $0.connection === failed { $0.connection = nil } }
+        state.withLockedValue { if $0.connection === failed { $0.connection = nil } }
         try? await failed.connection.close()
     }
 
     /// Fails what is queued with `stopped`, waits for the batch in flight, closes the connection.
     func close() async {
-        let (queued, draining) = state.withLock { state in
+        let (queued, draining) = state.withLockedValue { state in
             state.closed = true
             let queued = Array(state.queue[state.start...])
             state.queue = []
@@ -338,7 +339,7 @@ private final class Lane: Sendable {
         }
         for item in queued { item.completion(.failure(PostgresReplayError.stopped(topic: item.topic))) }
         await draining?.value
-        let connection = state.withLock { state in
+        let connection = state.withLockedValue { state in
             defer { state.connection = nil }
             return state.connection
         }
@@ -348,7 +349,7 @@ private final class Lane: Sendable {
     /// A lane let go without `close()` still closes its connection; the close handler keeps the
     /// connection alive until the channel is closed (postgres-nio checks that).
     deinit {
-        if let connection = state.withLock({ $0.connection })?.connection {
+        if let connection = state.withLockedValue({ $0.connection })?.connection {
             connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
         }
     }
@@ -361,11 +362,11 @@ private final class Outcome: Sendable {
         case waiting(CheckedContinuation<Int64, any Error>)
         case done(Result<Int64, any Error>)
     }
-    private let state = Mutex(State.pending)
+    private let state = NIOLockedValueBox(State.pending)
 
     /// Records the outcome; resumes the caller if it waits (outside the lock).
     func complete(_ result: Result<Int64, any Error>) {
-        let waiting: CheckedContinuation<Int64, any Error>? = state.withLock { state in
+        let waiting: CheckedContinuation<Int64, any Error>? = state.withLockedValue { state in
             if case .waiting(let continuation) = state {
                 state = .done(result)
                 return continuation
@@ -380,7 +381,7 @@ private final class Outcome: Sendable {
     var value: Int64 {
         get async throws {
             try await withCheckedThrowingContinuation { continuation in
-                let done: Result<Int64, any Error>? = state.withLock { state in
+                let done: Result<Int64, any Error>? = state.withLockedValue { state in
                     if case .done(let result) = state { return result }
                     state = .waiting(continuation)
                     return nil

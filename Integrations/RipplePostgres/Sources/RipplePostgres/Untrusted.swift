@@ -1,6 +1,6 @@
 import Logging
 import PostgresNIO
-import Synchronization
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// Text from users or the wire, made safe before it reaches a log line or a connection's startup
 /// parameters.
@@ -76,7 +76,7 @@ final class RateLimitedLog: Sendable {
         var last: ContinuousClock.Instant?
         var suppressed = 0
     }
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     private let interval: Duration
 
     init(interval: Duration = .seconds(10)) {
@@ -86,7 +86,7 @@ final class RateLimitedLog: Sendable {
     /// Returns how many were suppressed since the last line when a line is due now, else nil.
     func due() -> Int? {
         let now = ContinuousClock.now
-        return state.withLock { state in
+        return state.withLockedValue { state in
             if let last = state.last, now - last < interval {
                 state.suppressed += 1
                 return nil

@@ -21,7 +21,7 @@ import PostgresNIO
 import Ripple
 import RipplePostgres
 import ServiceLifecycle
-import Synchronization
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// Writes one line to standard output at once (unbuffered: a reader in another process sees it now).
 func printLine(_ line: String) {
@@ -68,11 +68,11 @@ func subject(_ system: String, topic: String, capacity: Int) -> PostgresReplaySu
 
 /// `receive raw|ripple|signed TOPIC COUNT`: prints `ready`, then `INDEX NANOSECONDS` per value, exits after COUNT.
 func receive(system: String, topic: String, count: Int) async throws {
-    let received = Mutex(0)
+    let received = NIOLockedValueBox(0)
     func got(_ text: String) -> Bool {
         let now = monotonicNanoseconds()
         printLine("\(index(of: text)) \(now)")
-        return received.withLock { $0 += 1; return $0 >= count }
+        return received.withLockedValue { $0 += 1; return $0 >= count }
     }
     if system == "raw" {
         let connection = try await PostgresConnection.connect(
@@ -87,12 +87,12 @@ func receive(system: String, topic: String, count: Int) async throws {
     } else {
         let feed = subject(system, topic: topic, capacity: 1)
         let group = ServiceGroup(services: [feed], gracefulShutdownSignals: [], logger: logger)
-        let live = Mutex(false)
+        let live = NIOLockedValueBox(false)
         _ = feed.connectionState.subscribeNext { state in
-            if state.isLive, !live.withLock({ let was = $0; $0 = true; return was }) { printLine("ready") }
+            if state.isLive, !live.withLockedValue({ let was = $0; $0 = true; return was }) { printLine("ready") }
         }
         _ = feed.subscribeNext { value in
-            guard live.withLock({ $0 }) else { return }  // the replayed tail is not part of the run
+            guard live.withLockedValue({ $0 }) else { return }  // the replayed tail is not part of the run
             if got(value) { Task { await group.triggerGracefulShutdown() } }
         }
         try await group.run()
@@ -104,7 +104,7 @@ func receive(system: String, topic: String, count: Int) async throws {
 /// The lines `handle` reads, as they come.
 func lines(of handle: FileHandle) -> AsyncStream<String> {
     AsyncStream { continuation in
-        let pending = Mutex(Data())
+        let pending = NIOLockedValueBox(Data())
         handle.readabilityHandler = { handle in
             let data = handle.availableData
             if data.isEmpty {
@@ -112,7 +112,7 @@ func lines(of handle: FileHandle) -> AsyncStream<String> {
                 continuation.finish()
                 return
             }
-            let complete: [String] = pending.withLock { pending in
+            let complete: [String] = pending.withLockedValue { pending in
                 pending.append(data)
                 guard let last = pending.lastIndex(of: UInt8(ascii: "\n")) else { return [] }
                 let text = String(decoding: pending[..<last], as: UTF8.self)
@@ -126,9 +126,9 @@ func lines(of handle: FileHandle) -> AsyncStream<String> {
 
 /// A value the senders share (a class, so that their closures can capture it).
 final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<Result>(_ body: (inout Value) -> Result) -> Result { mutex.withLock { body(&$0) } }
+    private let mutex: NIOLockedValueBox<Value>
+    init(_ value: Value) { mutex = NIOLockedValueBox(value) }
+    func withLock<Result>(_ body: (inout Value) -> Result) -> Result { mutex.withLockedValue { body(&$0) } }
 }
 
 struct Figures {

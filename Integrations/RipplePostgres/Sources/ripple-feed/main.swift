@@ -255,12 +255,12 @@ default:
         topic: options.topic!, capacity: max(options.history, 1), onMissedValues: .skip,
         configuration: configuration, logger: logger)
     let group = ServiceGroup(services: [feed], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-    let progress = Mutex((printed: 0, wasLive: false))
+    let progress = NIOLockedValueBox((printed: 0, wasLive: false))
     _ = feed.connectionState.subscribeNext { state in
         switch state {
         case .live:
-            progress.withLock { $0.wasLive = true }
-        case .disconnected(let error) where !progress.withLock({ $0.wasLive }):
+            progress.withLockedValue { $0.wasLive = true }
+        case .disconnected(let error) where !progress.withLockedValue({ $0.wasLive }):
             fail("cannot follow \(options.topic!) on PostgreSQL at \(target): \(describe(error))")
         default:
             break
@@ -271,7 +271,7 @@ default:
         _ = writeAll("ripple-feed: \(line)\n", to: STDERR_FILENO)
     }
     _ = feed.subscribeNext { value in
-        let (show, done): (Bool, Bool) = progress.withLock { progress in
+        let (show, done): (Bool, Bool) = progress.withLockedValue { progress in
             // With --history 0, the one value replayed at start (capacity 1) is not shown.
             if !progress.wasLive && options.history == 0 { return (false, false) }
             if let count = options.count, progress.printed >= count { return (false, false) }
@@ -290,4 +290,4 @@ default:
     exit(0)
 }
 
-import Synchronization
+import struct NIOConcurrencyHelpers.NIOLockedValueBox

@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import Ripple
 import RippleNIO
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Synchronization
 import Testing
 
@@ -21,18 +22,18 @@ private func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -
     @Test func actionsRunOnTheLoopInOrderAsTheCurrentScheduler() async {
         let loop = group.next()
         let scheduler = EventLoopScheduler(loop)
-        let seen = Mutex<[Int]>([])
+        let seen = NIOLockedValueBox<[Int]>([])
         let wrong = Atomic(0)
         for i in 0..<1_000 {
             scheduler.schedule {
                 if !loop.inEventLoop || Schedulers.current !== scheduler || !scheduler.isCurrent {
                     wrong.add(1, ordering: .relaxed)
                 }
-                seen.withLock { $0.append(i) }
+                seen.withLockedValue { $0.append(i) }
             }
         }
-        #expect(await eventually { seen.withLock { $0.count } == 1_000 })
-        #expect(seen.withLock { $0 } == Array(0..<1_000))
+        #expect(await eventually { seen.withLockedValue { $0.count } == 1_000 })
+        #expect(seen.withLockedValue { $0 } == Array(0..<1_000))
         #expect(wrong.load(ordering: .relaxed) == 0)
         #expect(!scheduler.isCurrent)
         #expect(Schedulers.current == nil)
@@ -41,10 +42,10 @@ private func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -
     @Test func aDelayedActionWaitsItsDelay() async throws {
         let scheduler = EventLoopScheduler(group.next())
         let start = ContinuousClock.now
-        let ranAt = Mutex<ContinuousClock.Instant?>(nil)
-        scheduler.schedule(after: .milliseconds(50)) { ranAt.withLock { $0 = .now } }
-        #expect(await eventually { ranAt.withLock { $0 } != nil })
-        #expect(try #require(ranAt.withLock { $0 }) - start >= .milliseconds(50))
+        let ranAt = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
+        scheduler.schedule(after: .milliseconds(50)) { ranAt.withLockedValue { $0 = .now } }
+        #expect(await eventually { ranAt.withLockedValue { $0 } != nil })
+        #expect(try #require(ranAt.withLockedValue { $0 }) - start >= .milliseconds(50))
     }
 
     @Test func disposingBeforeTheStartCancelsTheLoopsTimerAndReleasesTheAction() async throws {
@@ -86,43 +87,43 @@ private func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -
         let scheduler = EventLoopScheduler(loop)
         let subject = Subject<Int>()
         let onLoop = Atomic(0)
-        let values = Mutex<[Int]>([])
+        let values = NIOLockedValueBox<[Int]>([])
         let completed = Atomic(0)
         _ = subject.deliver(on: scheduler).subscribe(
             next: { value in
                 if loop.inEventLoop { onLoop.add(1, ordering: .relaxed) }
-                values.withLock { $0.append(value) }
+                values.withLockedValue { $0.append(value) }
             },
             completed: { completed.add(1, ordering: .relaxed) })
         for i in 0..<100 { subject.sendNext(i) }
         subject.sendCompleted()
         #expect(await eventually { completed.load(ordering: .relaxed) == 1 })
-        #expect(values.withLock { $0 } == Array(0..<100))
+        #expect(values.withLockedValue { $0 } == Array(0..<100))
         #expect(onLoop.load(ordering: .relaxed) == 100)
 
         // A sender on the loop itself never waits for the loop (it would wait forever): with a
         // buffer of 1 and `.wait`, 100 sends from the loop return, and all 100 values arrive.
-        let fromLoop = Mutex<[Int]>([])
+        let fromLoop = NIOLockedValueBox<[Int]>([])
         let s = Subject<Int>()
         let d = s.deliver(on: scheduler, bufferSize: 1, whenFull: .wait).subscribeNext { value in
-            fromLoop.withLock { $0.append(value) }
+            fromLoop.withLockedValue { $0.append(value) }
         }
         try await loop.submit { for i in 0..<100 { s.sendNext(i) } }.get()
-        #expect(await eventually { fromLoop.withLock { $0.count } == 100 })
-        #expect(fromLoop.withLock { $0 } == Array(0..<100))
+        #expect(await eventually { fromLoop.withLockedValue { $0.count } == 100 })
+        #expect(fromLoop.withLockedValue { $0 } == Array(0..<100))
         d.dispose()
     }
 
     @Test func timedOperatorsRunOnTheLoop() async throws {
         let loop = group.next()
         let scheduler = EventLoopScheduler(loop)
-        let got = Mutex<[Int]>([])
+        let got = NIOLockedValueBox<[Int]>([])
         let onLoop = Atomic(true)
         _ = Signal<Int>.timer(.milliseconds(10), on: scheduler).subscribeNext { value in
             if !loop.inEventLoop { onLoop.store(false, ordering: .relaxed) }
-            got.withLock { $0.append(value) }
+            got.withLockedValue { $0.append(value) }
         }
-        #expect(await eventually { got.withLock { $0.count } == 1 })
+        #expect(await eventually { got.withLockedValue { $0.count } == 1 })
         let allOnLoop = onLoop.load(ordering: .relaxed)
         #expect(allOnLoop)
     }
@@ -132,22 +133,22 @@ private func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -
     @MainActor @Test func fromMainActorCodeDeliverOnHopsToTheActorAndSubscribeOnLoopStaysOnTheLoop() async {
         let loop = group.next()
         let subject = Subject<Int>()
-        let onMain = Mutex<[Int]>([])
+        let onMain = NIOLockedValueBox<[Int]>([])
         let viaDeliver = subject.deliver(on: EventLoopScheduler(loop)).subscribeNext { value in
             MainActor.assertIsolated()
-            onMain.withLock { $0.append(value) }
+            onMain.withLockedValue { $0.append(value) }
         }
-        let onLoop = Mutex<[Int]>([])
+        let onLoop = NIOLockedValueBox<[Int]>([])
         let offLoop = Atomic(0)
         let viaLoop = subject.subscribe(onLoop: loop, next: { value in
             if !loop.inEventLoop { offLoop.add(1, ordering: .relaxed) }
-            onLoop.withLock { $0.append(value) }
+            onLoop.withLockedValue { $0.append(value) }
         })
         await Task.detached { for i in 0..<50 { subject.sendNext(i) } }.value
-        let arrived = await eventually { @Sendable in onMain.withLock { $0.count } == 50 && onLoop.withLock { $0.count } == 50 }
+        let arrived = await eventually { @Sendable in onMain.withLockedValue { $0.count } == 50 && onLoop.withLockedValue { $0.count } == 50 }
         #expect(arrived)
-        #expect(onMain.withLock { $0 } == Array(0..<50))
-        #expect(onLoop.withLock { $0 } == Array(0..<50))
+        #expect(onMain.withLockedValue { $0 } == Array(0..<50))
+        #expect(onLoop.withLockedValue { $0 } == Array(0..<50))
         #expect(offLoop.load(ordering: .relaxed) == 0)
         viaDeliver.dispose()
         viaLoop.dispose()

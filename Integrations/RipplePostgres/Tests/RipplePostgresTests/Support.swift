@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import Ripple
-import Synchronization
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Testing
 
 @testable import RipplePostgres
@@ -79,10 +79,10 @@ enum TestDatabase {
     static func capture(channel: String, during body: () async throws -> Void) async throws -> [String] {
         let connection = try await PostgresConnection.connect(
             on: PostgresConnection.defaultEventLoopGroup.any(), configuration: try configuration, id: 98, logger: logger)
-        let payloads = Mutex<[String]>([])
+        let payloads = NIOLockedValueBox<[String]>([])
         let listening = Task {
             try await connection.listen(on: channel) { notifications in
-                for try await notification in notifications { payloads.withLock { $0.append(notification.payload) } }
+                for try await notification in notifications { payloads.withLockedValue { $0.append(notification.payload) } }
             }
         }
         // Listening once a probe ("0": a hint at or below every cursor) comes back.
@@ -91,14 +91,14 @@ enum TestDatabase {
             probes += 1
             try #require(probes <= 30, "LISTEN \(channel) never took effect")
             try await sql("SELECT pg_notify(\(channel), '0')::text")
-        } while !(await eventually(2) { payloads.withLock { $0.contains("0") } })
+        } while !(await eventually(2) { payloads.withLockedValue { $0.contains("0") } })
         try await body()
-        _ = await eventually(10) { payloads.withLock { $0.contains { $0 != "0" } } }
+        _ = await eventually(10) { payloads.withLockedValue { $0.contains { $0 != "0" } } }
         try await Task.sleep(for: .milliseconds(100))
         listening.cancel()
         _ = await listening.result
         try await connection.close()
-        return payloads.withLock { $0 }.filter { $0 != "0" }
+        return payloads.withLockedValue { $0 }.filter { $0 != "0" }
     }
 
     /// Terminates the listener connections of `topic`'s subjects; returns how many.
@@ -142,7 +142,7 @@ final class CapturedLogs: Sendable {
         var message: String
         var metadata: [String: String]
     }
-    private let records = Mutex<[Record]>([])
+    private let records = NIOLockedValueBox<[Record]>([])
 
     /// A logger writing here (level `.info`).
     func logger(_ label: String = "captured") -> Logger {
@@ -151,7 +151,7 @@ final class CapturedLogs: Sendable {
         return logger
     }
 
-    var all: [Record] { records.withLock { $0 } }
+    var all: [Record] { records.withLockedValue { $0 } }
 
     private struct Handler: LogHandler {
         let sink: CapturedLogs
@@ -167,7 +167,7 @@ final class CapturedLogs: Sendable {
             let merged = metadata.merging(event.metadata ?? [:]) { $1 }
             let record = Record(level: event.level, message: "\(event.message)",
                                 metadata: merged.mapValues { "\($0)" })
-            sink.records.withLock { $0.append(record) }
+            sink.records.withLockedValue { $0.append(record) }
         }
     }
 }
@@ -179,7 +179,7 @@ final class Recorder<Value: Sendable>: Sendable {
         var errors: [any Error] = []
         var completions = 0
     }
-    private let record = Mutex(Record())
+    private let record = NIOLockedValueBox(Record())
 
     init() {}
 
@@ -187,14 +187,14 @@ final class Recorder<Value: Sendable>: Sendable {
     @discardableResult
     func attach<S: SignalProtocol>(_ signal: S) -> any Disposable where S.Value == Value {
         signal.subscribe(
-            next: { value in self.record.withLock { $0.values.append(value) } },
-            error: { error in self.record.withLock { $0.errors.append(error) } },
-            completed: { self.record.withLock { $0.completions += 1 } })
+            next: { value in self.record.withLockedValue { $0.values.append(value) } },
+            error: { error in self.record.withLockedValue { $0.errors.append(error) } },
+            completed: { self.record.withLockedValue { $0.completions += 1 } })
     }
 
-    var values: [Value] { record.withLock { $0.values } }
-    var errors: [any Error] { record.withLock { $0.errors } }
-    var completions: Int { record.withLock { $0.completions } }
+    var values: [Value] { record.withLockedValue { $0.values } }
+    var errors: [any Error] { record.withLockedValue { $0.errors } }
+    var completions: Int { record.withLockedValue { $0.completions } }
 }
 
 /// Waits up to `seconds` for `condition`.
@@ -244,7 +244,7 @@ enum Feed {
         let process: Process
         /// What the process wrote; a class of its own, so the pipes' handlers do not hold the child.
         private final class Output: Sendable {
-            let data = Mutex((stdout: Data(), stderr: Data()))
+            let data = NIOLockedValueBox((stdout: Data(), stderr: Data()))
         }
         private let output = Output()
 
@@ -264,18 +264,18 @@ enum Feed {
             process.standardError = err
             out.fileHandleForReading.readabilityHandler = { [output] handle in
                 let data = handle.availableData
-                output.data.withLock { $0.stdout.append(data) }
+                output.data.withLockedValue { $0.stdout.append(data) }
             }
             err.fileHandleForReading.readabilityHandler = { [output] handle in
                 let data = handle.availableData
-                output.data.withLock { $0.stderr.append(data) }
+                output.data.withLockedValue { $0.stderr.append(data) }
             }
             try process.run()
         }
 
         var lines: [String] { text.split(separator: "\n").map(String.init) }
-        var text: String { output.data.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
-        var errorText: String { output.data.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
+        var text: String { output.data.withLockedValue { String(decoding: $0.stdout, as: UTF8.self) } }
+        var errorText: String { output.data.withLockedValue { String(decoding: $0.stderr, as: UTF8.self) } }
 
         /// Waits for the process to exit (up to `seconds`, then kills it); returns its status.
         func wait(_ seconds: Double = 30) async -> Int32 {
@@ -297,11 +297,11 @@ enum Feed {
 
 /// A value several tasks share, behind a lock (a class, so that closures can capture it).
 final class Shared<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
+    private let mutex: NIOLockedValueBox<Value>
 
-    init(_ value: Value) { mutex = Mutex(value) }
+    init(_ value: Value) { mutex = NIOLockedValueBox(value) }
 
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try mutex.withLock { try body(&$0) }
+        try mutex.withLockedValue { try body(&$0) }
     }
 }

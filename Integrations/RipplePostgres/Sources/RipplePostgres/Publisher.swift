@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
+import struct NIOCore.CircularBuffer
 import Synchronization
 
 /// Writes values to topics for one process: a small, bounded set of connections ("lanes"), a
@@ -263,11 +264,14 @@ final class Publisher: Sendable {
 }
 
 /// One connection of a `Publisher` and the queue it commits.
-private final class Lane: Sendable {
+///
+/// An item leaves the queue when its batch is taken (NIO's `CircularBuffer`: O(1) at both ends),
+/// so the batch holds the only reference: the values and `onError` closures a send's completion
+/// captures — user code, whose `deinit` may send again — are released by the drain after the
+/// batch is done, never under this lock.
+final class Lane: Sendable {
     private struct State {
-        var queue: [Publisher.Item] = []
-        /// Where the queue's unread part starts (taken items are dropped in bulk).
-        var start = 0
+        var queue = CircularBuffer<Publisher.Item>()
         /// The task committing the queue, while there is one.
         var draining: Task<Void, Never>?
         var connection: GuardedConnection?
@@ -289,27 +293,19 @@ private final class Lane: Sendable {
     /// The next batch (everything queued, within the limits), or nil — and then the task ends.
     func nextBatch() -> [Publisher.Item]? {
         state.withLockedValue { state in
-            let available = state.queue.count - state.start
-            if available == 0 || state.closed {
+            if state.queue.isEmpty || state.closed {
                 state.draining = nil
                 return nil
             }
-            var end = state.start
+            var batch: [Publisher.Item] = []
             var bytes = 0
-            while end < state.queue.count, end - state.start < Publisher.batchLimit {
-                bytes += state.queue[end].json.utf8.count
-                if bytes > Publisher.batchBytes, end > state.start { break }
-                end += 1
+            while let next = state.queue.first, batch.count < Publisher.batchLimit {
+                bytes += next.json.utf8.count
+                if bytes > Publisher.batchBytes, !batch.isEmpty { break }
+                batch.append(state.queue.removeFirst())
             }
-            let batch = Array(state.queue[state.start..<end])
-            state.start = end
-            if state.start == state.queue.count {
-                state.queue.removeAll(keepingCapacity: state.queue.count <= 4_096)
-                state.start = 0
-            } else if state.start >= 4_096 {
-                state.queue.removeFirst(state.start)
-                state.start = 0
-            }
+            // After a burst, give back the burst's storage (empty: releasing it runs no user code).
+            if state.queue.isEmpty, state.queue.capacity > 4_096 { state.queue = CircularBuffer() }
             return batch
         }
     }
@@ -332,10 +328,8 @@ private final class Lane: Sendable {
     func close() async {
         let (queued, draining) = state.withLockedValue { state in
             state.closed = true
-            let queued = Array(state.queue[state.start...])
-            state.queue = []
-            state.start = 0
-            return (queued, state.draining)
+            defer { state.queue = CircularBuffer() }
+            return (state.queue, state.draining)  // the items, released after their completions ran
         }
         for item in queued { item.completion(.failure(PostgresReplayError.stopped(topic: item.topic))) }
         await draining?.value

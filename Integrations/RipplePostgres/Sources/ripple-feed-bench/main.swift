@@ -124,11 +124,12 @@ func lines(of handle: FileHandle) -> AsyncStream<String> {
     }
 }
 
-/// A value the senders share (a class, so that their closures can capture it).
+/// A value the senders share, behind NIO's `NIOLockedValueBox` (a pthread mutex, which
+/// ThreadSanitizer sees) under the `withLock` spelling used here.
 final class Locked<Value: Sendable>: Sendable {
-    private let mutex: NIOLockedValueBox<Value>
-    init(_ value: Value) { mutex = NIOLockedValueBox(value) }
-    func withLock<Result>(_ body: (inout Value) -> Result) -> Result { mutex.withLockedValue { body(&$0) } }
+    private let box: NIOLockedValueBox<Value>
+    init(_ value: Value) { box = NIOLockedValueBox(value) }
+    func withLock<Result>(_ body: (inout Value) -> Result) -> Result { box.withLockedValue { body(&$0) } }
 }
 
 struct Figures {

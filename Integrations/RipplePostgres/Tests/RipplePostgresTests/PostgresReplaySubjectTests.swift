@@ -3,7 +3,6 @@ import Logging
 import PostgresNIO
 import Ripple
 import ServiceLifecycle
-import Synchronization
 import Testing
 
 @testable import RipplePostgres

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import PostgresNIO
 import Ripple
-import Synchronization
 import Testing
 
 @testable import RipplePostgres

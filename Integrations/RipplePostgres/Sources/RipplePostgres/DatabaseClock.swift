@@ -1,5 +1,6 @@
 import Foundation
 import Ripple
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// The database's clock as seen from this process, for the local replay buffer's `maxAge`.
 ///
@@ -72,5 +73,3 @@ final class DatabaseClock: Scheduler {
         background.schedule(after: delay, action)
     }
 }
-
-import struct NIOConcurrencyHelpers.NIOLockedValueBox

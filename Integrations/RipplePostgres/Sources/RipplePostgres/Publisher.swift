@@ -39,7 +39,8 @@ final class Publisher: Sendable {
         var json: String
         var capacity: Int
         var maxAge: Duration?
-        /// Called once, with the value's sequence or the error, on the lane's task, with no lock held.
+        /// Called once, with the value's sequence or the error, with no lock held: on the lane's
+        /// task, or on the task calling `close()` for an item still queued then.
         var completion: @Sendable (Result<Int64, any Error>) -> Void
     }
 
@@ -266,9 +267,10 @@ final class Publisher: Sendable {
 /// One connection of a `Publisher` and the queue it commits.
 ///
 /// An item leaves the queue when its batch is taken (NIO's `CircularBuffer`: O(1) at both ends),
-/// so the batch holds the only reference: the values and `onError` closures a send's completion
-/// captures — user code, whose `deinit` may send again — are released by the drain after the
-/// batch is done, never under this lock.
+/// so the lane keeps no reference to a taken item. What a completion captures — for
+/// `sendingSubscriber(onError:)`, the user's value and `onError` closure, whose `deinit`s are user
+/// code and may send again — is released by whichever task drops the batch last (the drain after
+/// its completions, or the commit's query task), never under this lock.
 final class Lane: Sendable {
     private struct State {
         var queue = CircularBuffer<Publisher.Item>()
@@ -298,9 +300,10 @@ final class Lane: Sendable {
                 return nil
             }
             var batch: [Publisher.Item] = []
+            batch.reserveCapacity(min(state.queue.count, Publisher.batchLimit))
             var bytes = 0
-            while let next = state.queue.first, batch.count < Publisher.batchLimit {
-                bytes += next.json.utf8.count
+            while batch.count < Publisher.batchLimit, !state.queue.isEmpty {
+                bytes += state.queue[state.queue.startIndex].json.utf8.count
                 if bytes > Publisher.batchBytes, !batch.isEmpty { break }
                 batch.append(state.queue.removeFirst())
             }

@@ -28,7 +28,7 @@ let package = Package(
             name: "RippleTests", dependencies: ["Ripple", "RippleTesting", "RippleTestSupport", "ripple-logwatch"],
             path: "Tests/RippleTests"),
         .testTarget(
-            name: "RippleTestingTests", dependencies: ["Ripple", "RippleTesting"], path: "Tests/RippleTestingTests"),
+            name: "RippleTestingTests", dependencies: ["Ripple", "RippleTesting", "RippleTestSupport"], path: "Tests/RippleTestingTests"),
         .testTarget(
             name: "PlaygroundTests",
             dependencies: ["RipplePlayground", "RippleTestSupport", "ripple-playground"],

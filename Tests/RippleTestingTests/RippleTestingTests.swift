@@ -1,6 +1,6 @@
 import Ripple
+import RippleTestSupport
 import RippleTesting
-import Foundation
 import Testing
 
 @Suite struct MarbleTestSignalTests {
@@ -203,12 +203,12 @@ import Testing
     @Test func scheduleAtRunsAtTheAbsoluteTime() {
         let clock = TestScheduler()
         clock.advance(to: .milliseconds(30))
-        let ranAt = LockedValue<Duration?>(nil)
-        clock.schedule(at: .milliseconds(100)) { ranAt.set(clock.now) }
+        let ranAt = Locked<Duration?>(nil)
+        clock.schedule(at: .milliseconds(100)) { ranAt.withLock { $0 = clock.now } }
         clock.schedule(at: .milliseconds(10)) {}  // already past: runs now, at the next advance
         #expect(clock.nextDueTime == .milliseconds(30))
         clock.run()
-        #expect(ranAt.get() == .milliseconds(100))
+        #expect(ranAt.withLock { $0 } == .milliseconds(100))
     }
 
     @Test func nextDueTimeSkipsCancelledActions() {
@@ -283,14 +283,4 @@ import Testing
         #expect(parsed.events.map(\.frame) == [1, 3, 3])
         #expect(parsed.frameCount == 5)
     }
-}
-
-/// A value shared with a scheduler's `@Sendable` action, behind an `NSLock` (a pthread mutex
-/// ThreadSanitizer sees; a Synchronization `Mutex` found held is acquired where it does not).
-final class LockedValue<Value: Sendable>: @unchecked Sendable {  // `value` is read and written only under `lock`
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func get() -> Value { lock.withLock { value } }
-    func set(_ newValue: Value) { lock.withLock { value = newValue } }
 }

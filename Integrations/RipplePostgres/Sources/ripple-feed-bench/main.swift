@@ -124,14 +124,6 @@ func lines(of handle: FileHandle) -> AsyncStream<String> {
     }
 }
 
-/// A value the senders share, behind NIO's `NIOLockedValueBox` (a pthread mutex, which
-/// ThreadSanitizer sees) under the `withLock` spelling used here.
-final class Locked<Value: Sendable>: Sendable {
-    private let box: NIOLockedValueBox<Value>
-    init(_ value: Value) { box = NIOLockedValueBox(value) }
-    func withLock<Result>(_ body: (inout Value) -> Result) -> Result { box.withLockedValue { body(&$0) } }
-}
-
 struct Figures {
     var p50: Double
     var p99: Double
@@ -188,7 +180,7 @@ func measure(system: String, latencyValues: Int, throughputValues: Int, size: In
         try receiver.run()
         var lines = lines(of: pipe.fileHandleForReading).makeAsyncIterator()
         guard await lines.next() == "ready" else { fail("the \(system) receiver did not start") }
-        let sent = Locked([Int64](repeating: 0, count: count))
+        let sent = NIOLockedValueBox([Int64](repeating: 0, count: count))
         let start = monotonicNanoseconds()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for sender in 0..<senders {
@@ -201,7 +193,7 @@ func measure(system: String, latencyValues: Int, throughputValues: Int, size: In
                         }
                         try await send(index)
                         let now = monotonicNanoseconds()
-                        sent.withLock { $0[index] = now }
+                        sent.withLockedValue { $0[index] = now }
                     }
                 }
             }
@@ -214,7 +206,7 @@ func measure(system: String, latencyValues: Int, throughputValues: Int, size: In
         }
         receiver.waitUntilExit()
         guard received.count == count else { fail("the \(system) receiver got \(received.count) of \(count)") }
-        return (sent.withLock { $0 }, received, start)
+        return (sent.withLockedValue { $0 }, received, start)
     }
 
     let latency = try await phase(latencyValues, senders: 1, interval: .milliseconds(1))

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Ripple
 import Testing
 
@@ -57,7 +58,7 @@ extension Database {
             let good = TestDatabase.topic("good")
             // Too long for the primary key's index (random: it does not compress): every transaction holding it fails.
             let bad = TestDatabase.topic("bad") + (0..<250).map { _ in UUID().uuidString }.joined()
-            let outcomes = Shared<[(value: Int, sequence: Int64?)]>([])
+            let outcomes = NIOLockedValueBox<[(value: Int, sequence: Int64?)]>([])
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for sender in 0..<8 {
                     group.addTask {
@@ -65,7 +66,7 @@ extension Database {
                             let value = sender * 100 + i
                             let sequence = try? await publisher.publish(
                                 topic: good, channel: PostgresReplaySubject<Int>.channel(for: good), json: "\(value)", capacity: 1_000, maxAge: nil)
-                            outcomes.withLock { $0.append((value, sequence)) }
+                            outcomes.withLockedValue { $0.append((value, sequence)) }
                         }
                     }
                 }
@@ -81,7 +82,7 @@ extension Database {
                 }
                 try await group.waitForAll()
             }
-            let committed = outcomes.withLock { $0 }.compactMap { outcome in outcome.sequence.map { ($0, outcome.value) } }.sorted { $0.0 < $1.0 }
+            let committed = outcomes.withLockedValue { $0 }.compactMap { outcome in outcome.sequence.map { ($0, outcome.value) } }.sorted { $0.0 < $1.0 }
             let stored = try await TestDatabase.sql(
                 "SELECT seq::text || '=' || payload FROM ripple_values WHERE topic = \(good) ORDER BY seq")
             #expect(stored == committed.map { "\($0.0)=\($0.1)" })
@@ -132,9 +133,9 @@ extension Database {
             let topic = TestDatabase.topic("feeding")
             let subject = PostgresReplaySubject<Int>(
                 topic: topic, capacity: 2_000, configuration: try TestDatabase.configuration, logger: TestDatabase.logger)
-            let failures = Shared<[String]>([])
+            let failures = NIOLockedValueBox<[String]>([])
             Signal.from(0..<1_000).subscribe(subject.sendingSubscriber { value, error in
-                failures.withLock { $0.append("\(value): \(error)") }
+                failures.withLockedValue { $0.append("\(value): \(error)") }
             })
             let count: @Sendable () async -> [String?] = {
                 (try? await TestDatabase.sql("SELECT count(*)::text FROM ripple_values WHERE topic = \(topic)")) ?? []
@@ -142,16 +143,16 @@ extension Database {
             #expect(await eventually(60) { await count() == ["1000"] })
             #expect(try await TestDatabase.sql("SELECT string_agg(payload, ',' ORDER BY seq) FROM ripple_values WHERE topic = \(topic)")
                     == [(0..<1_000).map(String.init).joined(separator: ",")])
-            #expect(failures.withLock { $0 }.isEmpty)
+            #expect(failures.withLockedValue { $0 }.isEmpty)
             // Once the subject stopped, each value fed is reported, and the subscriber says it is done.
             let running = try await Running(subject)
             await running.stop()
             let sender = subject.sendingSubscriber { value, error in
-                failures.withLock { $0.append("\(value)") }
+                failures.withLockedValue { $0.append("\(value)") }
                 #expect(isStopped(error), "\(error)")
             }
             sender.sendNext(7)
-            #expect(failures.withLock { $0 } == ["7"])
+            #expect(failures.withLockedValue { $0 } == ["7"])
             #expect(sender.isDisposed)
         }
     }

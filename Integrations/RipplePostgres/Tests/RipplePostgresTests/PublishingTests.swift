@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Ripple
 import Testing
 
@@ -21,26 +22,26 @@ private func rows(of topic: String) async throws -> [String] {
 private func notifications(
     on channel: String, during body: () async throws -> Void, until: @escaping @Sendable ([String]) -> Bool
 ) async throws -> [String] {
-    let received = Shared<[String]>([])
-    let listening = Shared<Bool>(false)
+    let received = NIOLockedValueBox<[String]>([])
+    let listening = NIOLockedValueBox<Bool>(false)
     let connection = try await PostgresConnection.connect(
         on: PostgresConnection.defaultEventLoopGroup.any(), configuration: TestDatabase.configuration, id: 98,
         logger: TestDatabase.logger)
     let listener = Task {
         try await connection.listen(on: channel) { notifications in
-            listening.withLock { $0 = true }
+            listening.withLockedValue { $0 = true }
             for try await notification in notifications {
-                received.withLock { $0.append(notification.payload) }
+                received.withLockedValue { $0.append(notification.payload) }
             }
         }
     }
-    #expect(await eventually(60) { listening.withLock { $0 } })
+    #expect(await eventually(60) { listening.withLockedValue { $0 } })
     try await body()
-    _ = await eventually(60) { until(received.withLock { $0 }) }
+    _ = await eventually(60) { until(received.withLockedValue { $0 }) }
     listener.cancel()
     try? await connection.close()
     _ = await listener.result
-    return received.withLock { $0 }
+    return received.withLockedValue { $0 }
 }
 
 /// Sets the server's `synchronous_commit` (`ALTER SYSTEM`, then a reload).
@@ -124,7 +125,7 @@ extension Database {
             let topic = TestDatabase.topic("group-commit")
             let subject = try feed(topic)
             let senders = 8, each = 50
-            let acknowledged = Shared<[Int64: String]>([:])
+            let acknowledged = NIOLockedValueBox<[Int64: String]>([:])
             let payloads = try await notifications(on: subject.channel, during: {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for sender in 0..<senders {
@@ -132,7 +133,7 @@ extension Database {
                             for i in 0..<each {
                                 let value = "s\(sender)-\(i)"
                                 let sequence = try await subject.send(value)
-                                acknowledged.withLock { $0[sequence] = value }
+                                acknowledged.withLockedValue { $0[sequence] = value }
                             }
                         }
                     }
@@ -142,7 +143,7 @@ extension Database {
             let stored = try await rows(of: topic)
             // Gap-free, exactly once, each sender's values in the order it sent them.
             #expect(stored.count == senders * each)
-            let byAcknowledgement = acknowledged.withLock { $0 }.sorted { $0.key < $1.key }.map { "\($0.key)=\"\($0.value)\"" }
+            let byAcknowledgement = acknowledged.withLockedValue { $0 }.sorted { $0.key < $1.key }.map { "\($0.key)=\"\($0.value)\"" }
             #expect(stored == byAcknowledgement)
             #expect(stored.map { $0.prefix { $0 != "=" } } == (1...(senders * each)).map { "\($0)"[...] })
             for sender in 0..<senders {
@@ -174,14 +175,14 @@ extension Database {
             try await setServerSynchronousCommit(setting)
             let topic = TestDatabase.topic("durable-\(setting)")
             let subject = try feed(topic, capacity: 10_000)
-            let acknowledged = Shared<[Int64: String]>([:])
+            let acknowledged = NIOLockedValueBox<[Int64: String]>([:])
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for sender in 0..<8 {
                     group.addTask {
                         for i in 0..<150 {
                             let value = "s\(sender)-\(i)"
                             let sequence = try await subject.send(value)
-                            acknowledged.withLock { $0[sequence] = value }
+                            acknowledged.withLockedValue { $0[sequence] = value }
                         }
                     }
                 }
@@ -189,7 +190,7 @@ extension Database {
             }
             try TestDatabase.crashServer()
             try await setServerSynchronousCommit("off")  // what .ci/postgres sets
-            let expected = acknowledged.withLock { $0 }.sorted { $0.key < $1.key }
+            let expected = acknowledged.withLockedValue { $0 }.sorted { $0.key < $1.key }
             let stored = try await rows(of: topic)
             let missing = Set(expected.map { "\($0.key)=\"\($0.value)\"" }).subtracting(stored)
             #expect(missing.isEmpty, "\(missing.count) of \(expected.count) acknowledged values vanished")

@@ -294,15 +294,3 @@ enum Feed {
         return (status, child.lines, child.errorText)
     }
 }
-
-/// A value several tasks share, behind a lock: NIO's `NIOLockedValueBox` (a pthread mutex,
-/// which ThreadSanitizer sees) under the `withLock` spelling the tests use.
-final class Shared<Value: Sendable>: Sendable {
-    private let box: NIOLockedValueBox<Value>
-
-    init(_ value: Value) { box = NIOLockedValueBox(value) }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try box.withLockedValue { try body(&$0) }
-    }
-}
